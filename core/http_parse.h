@@ -1,0 +1,156 @@
+/*
+ * HTTP/1.x request parsing (RFC 9110, RFC 9112): pure functions on byte
+ * buffers. No I/O, no logging, no allocation: callers own every buffer.
+ *
+ * A request head is handled in two steps:
+ *   1. gn_http_parse_head_end() is fed the bytes received so far, as often
+ *      as more arrive, and finds where the head ends. It keeps its place in
+ *      the gn_http_scan_t, so byte-at-a-time delivery costs O(n) in total,
+ *      and it enforces the request-line and head size limits as it goes.
+ *   2. gn_http_parse_head() parses the complete head in one strict pass.
+ * Bodies are framed by gn_http_chunked_parse() (chunked) or by the
+ * Content-Length the head parser validated.
+ */
+
+#ifndef GN_CORE_HTTP_PARSE_H_INCLUDED
+#define GN_CORE_HTTP_PARSE_H_INCLUDED
+
+#include "gn_config.h"
+
+
+/* Methods, as bits so handlers can state what they accept. */
+#define GN_HTTP_UNKNOWN    0x0001
+#define GN_HTTP_GET        0x0002
+#define GN_HTTP_HEAD       0x0004
+#define GN_HTTP_POST       0x0008
+#define GN_HTTP_PUT        0x0010
+#define GN_HTTP_DELETE     0x0020
+#define GN_HTTP_OPTIONS    0x0040
+#define GN_HTTP_TRACE      0x0080
+#define GN_HTTP_CONNECT    0x0100
+#define GN_HTTP_PATCH      0x0200
+
+#define GN_HTTP_VERSION_10  1000
+#define GN_HTTP_VERSION_11  1001
+
+
+typedef struct {
+    size_t      max_line;       /* request line, without CRLF: else 414 */
+    size_t      max_head;       /* whole head incl. final CRLF: else 431 */
+    size_t      max_headers;    /* header field lines: else 431 */
+    size_t      max_field;      /* one header line: else 431 */
+} gn_http_limits_t;
+
+typedef struct {
+    size_t      pos;            /* bytes already scanned */
+    size_t      line_start;     /* offset of the line being scanned */
+    gn_uint_t   lines;          /* complete lines seen */
+    gn_uint_t   skip_crlf;      /* leading empty lines skipped (RFC 9112 2.2) */
+} gn_http_scan_t;
+
+typedef struct {
+    gn_str_t    name;           /* as received (case kept) */
+    gn_str_t    value;          /* leading/trailing OWS removed */
+} gn_http_header_t;
+
+typedef struct {
+    /* request line */
+    gn_uint_t          method;          /* GN_HTTP_GET, ... */
+    gn_str_t           method_name;
+    gn_str_t           target;          /* request-target as received */
+    gn_str_t           path;            /* raw (still %-encoded) path */
+    gn_str_t           query;           /* after '?', without it; may be empty */
+    gn_uint_t          has_query;       /* a '?' was present */
+    gn_str_t           abs_host;        /* host[:port] of an absolute-form */
+    gn_uint_t          version;         /* GN_HTTP_VERSION_10 or _11 */
+
+    /* header fields, in order; points into the head buffer */
+    gn_http_header_t  *headers;
+    gn_uint_t          nheaders;
+
+    /* what the framing and connection rules concluded */
+    gn_str_t           host;            /* Host (or absolute-form host) */
+    off_t              content_length;  /* -1: none */
+    gn_uint_t          chunked;         /* Transfer-Encoding: chunked */
+    gn_uint_t          keepalive;       /* per version + Connection */
+    gn_uint_t          expect_continue; /* Expect: 100-continue */
+    gn_str_t           if_modified_since, if_unmodified_since;
+    gn_str_t           if_none_match, if_match, if_range, range;
+    gn_str_t           user_agent, referer;
+
+    /* on error: a short, static reason for the error log */
+    const char        *err;
+} gn_http_head_t;
+
+
+/*
+ * Scans buf[0..len) (all bytes received so far for this head; the caller
+ * never moves or changes bytes already scanned) for the end of the head.
+ * Returns GN_OK and sets *head_len (bytes up to and including the empty
+ * line), GN_AGAIN if the head is not complete yet, or an HTTP status:
+ * 414 (request line longer than lim->max_line), 431 (head longer than
+ * lim->max_head, a field line longer than lim->max_field, or more than
+ * lim->max_headers lines), 400 (a NUL or bare CR seen).
+ */
+gn_int_t gn_http_parse_head_end(gn_http_scan_t *s, const u_char *buf,
+    size_t len, const gn_http_limits_t *lim, size_t *head_len);
+
+/*
+ * Parses a complete head (as found by gn_http_parse_head_end()) into h,
+ * using hdrs[0..max) for the header fields. Strings in h point into buf.
+ * Returns GN_OK or an HTTP status with h->err set:
+ *   400 malformed request line or field, bad or missing Host in HTTP/1.1,
+ *       duplicated Host, invalid or conflicting Content-Length,
+ *       Transfer-Encoding together with Content-Length, obs-fold,
+ *       whitespace before a colon, invalid characters;
+ *   414 target too long (lim->max_line);
+ *   431 too many fields (max) or a field too large;
+ *   501 a transfer coding other than chunked, an unknown method is NOT an
+ *       error here (h->method = GN_HTTP_UNKNOWN, the handler answers 501);
+ *   505 an HTTP version other than 1.0 and 1.1.
+ */
+gn_int_t gn_http_parse_head(gn_http_head_t *h, u_char *buf, size_t len,
+    const gn_http_limits_t *lim, gn_http_header_t *hdrs, size_t max);
+
+/* Finds a header by name (case-insensitive); NULL when absent. */
+gn_http_header_t *gn_http_header_find(const gn_http_head_t *h,
+    const char *name, size_t len);
+
+
+/*
+ * Path normalisation, before anything touches the file system.
+ * Percent-decodes src (a raw path beginning with '/'), removes dot
+ * segments (RFC 3986 5.2.4, also when they were %-encoded), merges
+ * repeated slashes, and writes the result, always beginning with '/', to
+ * dst (at least src_len + 1 bytes). Returns GN_OK and sets *dst_len, or
+ * GN_ERROR (the request gets a 400) for: a path not starting with '/',
+ * a bad %-escape, %00 or any decoded byte < 0x20 or 0x7f, or ".." that
+ * would climb above the root.
+ */
+gn_int_t gn_http_normalize_path(const u_char *src, size_t src_len,
+    u_char *dst, size_t *dst_len);
+
+
+/*
+ * Chunked transfer coding (RFC 9112 7.1), incremental: may be fed any
+ * split of the body. Zero-initialise before the first call.
+ */
+typedef struct {
+    gn_uint_t   state;
+    off_t       size;           /* bytes left in the current chunk */
+    off_t       total;          /* data bytes so far */
+    size_t      ext_len;        /* bytes of extensions/trailers seen */
+} gn_http_chunked_t;
+
+/*
+ * Consumes input from *pos up to end. On GN_OK, [*data, *data + *size) is
+ * chunk data (possibly less than the chunk) and *pos has advanced past
+ * it; on GN_AGAIN all input was consumed and more is needed; on GN_DONE
+ * the last chunk and trailers were consumed (*pos is just past them);
+ * GN_ERROR for a malformed encoding or a chunk size that overflows or
+ * makes total exceed max_body (when max_body > 0).
+ */
+gn_int_t gn_http_chunked_parse(gn_http_chunked_t *ctx, u_char **pos,
+    u_char *end, u_char **data, size_t *size, off_t max_body);
+
+#endif /* GN_CORE_HTTP_PARSE_H_INCLUDED */

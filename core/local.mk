@@ -1,0 +1,33 @@
+# The server: everything but main.c is a convenience library, linked into
+# both gannet and the unit tests.
+
+noinst_LTLIBRARIES += %reldir%/libgncore.la
+
+%canon_reldir%_libgncore_la_SOURCES = \
+    %reldir%/gn_config.h \
+    %reldir%/pool.c %reldir%/pool.h \
+    %reldir%/str.c %reldir%/str.h \
+    %reldir%/array.c %reldir%/array.h \
+    %reldir%/log.c %reldir%/log.h \
+    %reldir%/conf.c %reldir%/conf.h \
+    %reldir%/cycle.c %reldir%/cycle.h \
+    %reldir%/shm.c %reldir%/shm.h \
+    %reldir%/scoreboard.c %reldir%/scoreboard.h \
+    %reldir%/process.c %reldir%/process.h \
+    %reldir%/master.c %reldir%/master.h \
+    %reldir%/child.c %reldir%/child.h \
+    %reldir%/event.c %reldir%/event.h \
+    %reldir%/timer.c %reldir%/timer.h \
+    %reldir%/listen.c %reldir%/listen.h \
+    %reldir%/conn.c %reldir%/conn.h \
+    %reldir%/http_parse.c %reldir%/http_parse.h \
+    %reldir%/http_request.c %reldir%/http_request.h \
+    %reldir%/http_response.c %reldir%/http_response.h \
+    %reldir%/http_static.c %reldir%/http_static.h \
+    %reldir%/access_log.c %reldir%/access_log.h
+%canon_reldir%_libgncore_la_CFLAGS = $(AM_CFLAGS) $(GNUTLS_CFLAGS) $(PCRE2_CFLAGS)
+%canon_reldir%_libgncore_la_LIBADD = $(GNUTLS_LIBS) $(PCRE2_LIBS)
+
+sbin_PROGRAMS += %reldir%/gannet
+%canon_reldir%_gannet_SOURCES = %reldir%/main.c
+%canon_reldir%_gannet_LDADD = %reldir%/libgncore.la $(LIBS)

@@ -1,0 +1,51 @@
+/*
+ * Length-delimited strings and the number parsers the rest of the server
+ * shares. Pure functions: no I/O, no logging.
+ */
+
+#ifndef GN_CORE_STR_H_INCLUDED
+#define GN_CORE_STR_H_INCLUDED
+
+#include "gn_config.h"
+
+#include "pool.h"
+
+
+#define gn_tolower(c)      (u_char) (((c) >= 'A' && (c) <= 'Z') ? ((c) | 0x20) : (c))
+#define gn_toupper(c)      (u_char) (((c) >= 'a' && (c) <= 'z') ? ((c) & ~0x20) : (c))
+#define gn_cpymem(dst, src, n)  (((u_char *) memcpy(dst, src, n)) + (n))
+
+#define gn_str_eq(s, lit)                                                     \
+    ((s)->len == sizeof(lit) - 1 && memcmp((s)->data, lit, sizeof(lit) - 1) == 0)
+#define gn_str_caseeq(s, lit)                                                 \
+    ((s)->len == sizeof(lit) - 1                                              \
+     && gn_strncasecmp((s)->data, (u_char *) lit, sizeof(lit) - 1) == 0)
+
+/* printf helper: printf("%.*s", GN_STR_ARG(s)) */
+#define GN_STR_ARG(s)      (int) (s)->len, (const char *) (s)->data
+
+
+gn_int_t gn_strncasecmp(const u_char *s1, const u_char *s2, size_t n);
+int gn_str_cmp(const gn_str_t *a, const gn_str_t *b);
+int gn_str_casecmp(const gn_str_t *a, const gn_str_t *b);
+
+/* Decimal, no sign, no spaces. Returns GN_ERROR on an empty string, a
+ * non-digit or overflow past GN_MAX_INT_T_VALUE. */
+gn_int_t gn_atoi(const u_char *s, size_t n);
+
+/* Hexadecimal, as for chunk sizes. GN_ERROR as gn_atoi(). */
+gn_int_t gn_hextoi(const u_char *s, size_t n);
+
+/* "10", "10k", "8m", "1g" (case-insensitive) -> bytes; GN_ERROR if bad or
+ * overflowing. */
+ssize_t gn_parse_size(const gn_str_t *s);
+
+/* "500ms", "30s", "5m", "2h", "1d", "1y", and sums such as "1m30s"; a bare
+ * number means seconds. Returns GN_ERROR on a bad value. */
+gn_int_t gn_parse_msec(const gn_str_t *s, gn_msec_t *out);
+
+/* NUL-terminated copy from a pool (for syscalls). NULL when out of memory. */
+char *gn_pstrdup_cstr(gn_pool_t *pool, const gn_str_t *s);
+u_char *gn_pstrdup(gn_pool_t *pool, const gn_str_t *src, gn_str_t *dst);
+
+#endif /* GN_CORE_STR_H_INCLUDED */
