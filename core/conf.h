@@ -125,6 +125,7 @@ struct gn_conf_s {
     gn_str_t               conf_prefix;  /* relative includes: conf dir */
     gn_uint_t              include_depth;
     void                  *data;         /* for the caller (the cycle) */
+    struct gn_conf_buf_s  *buf;          /* input being read (conf.c) */
     char                   err[1024];
 };
 

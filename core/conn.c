@@ -1,0 +1,549 @@
+/*
+ * Connections: accepting, the connection and buffer free lists, plain
+ * socket I/O, closing and draining.
+ *
+ * Accept distribution: every child adds the shared listening socket with
+ * EPOLLEXCLUSIVE. The kernel then wakes the same waiter again and again
+ * (the last one to sleep), so after every GN_ACCEPT_REORDER accepts a
+ * child deletes and re-adds the listener, which moves it to the back of
+ * the wait queue (nginx's ngx_reorder_accept_events). Measured in
+ * ../shared/TECH-NOTES.md section 7; tested in t/integ/50-prefork.t.
+ */
+
+#include "gn_config.h"
+
+#include <sys/sendfile.h>
+#include <netinet/tcp.h>
+
+#include "conn.h"
+#include "log.h"
+#include "listen.h"
+#include "scoreboard.h"
+#include "http_request.h"
+
+
+#define GN_ACCEPT_REORDER   16
+#define GN_ACCEPT_BATCH     32
+#define GN_CONN_POOL_SIZE   4096
+
+
+typedef struct {
+    gn_io_t        io;
+    gn_listen_t   *ls;
+    gn_uint_t      accepted;
+    gn_uint_t      active;      /* in epoll */
+} gn_accept_t;
+
+
+gn_uint_t          gn_conn_count;
+gn_uint_t          gn_conn_draining;
+
+static gn_conn_t   *gn_conn_open;         /* list of open connections */
+static gn_conn_t   *gn_conn_free;
+static u_char      *gn_buf_free;          /* free head buffers, linked */
+static size_t       gn_buf_size;
+static gn_accept_t *gn_acceptors;
+static gn_uint_t    gn_nacceptors;
+static gn_uint_t    gn_max_conns;
+static gn_uint_t    gn_accept_paused;
+static gn_timer_t   gn_accept_timer;
+static time_t       gn_emfile_logged;
+
+
+static ssize_t gn_conn_plain_recv(gn_conn_t *c, u_char *buf, size_t len);
+static ssize_t gn_conn_plain_writev(gn_conn_t *c, struct iovec *iov, int n,
+    int more);
+static ssize_t gn_conn_plain_sendfile(gn_conn_t *c, int fd, off_t *off,
+    size_t len);
+static void gn_conn_accept_handler(gn_io_t *io, uint32_t events);
+static void gn_conn_event_handler(gn_io_t *io, uint32_t events);
+static void gn_conn_accept_resume(gn_timer_t *t);
+static size_t gn_conn_log_context(gn_log_t *log, char *buf, size_t len);
+
+static const gn_conn_ops_t  gn_conn_plain_ops = {
+    gn_conn_plain_recv,
+    gn_conn_plain_writev,
+    gn_conn_plain_sendfile
+};
+
+
+static void
+gn_accept_enable(gn_accept_t *a)
+{
+    if (a->active || a->io.fd == -1) {
+        return;
+    }
+
+    if (gn_event_add(&a->io, GN_EV_IN | GN_EV_EXCLUSIVE) != GN_OK) {
+        gn_log_error(GN_LOG_ALERT, NULL, errno,
+                     "epoll_ctl(ADD) of listener %.*s failed",
+                     GN_STR_ARG(&a->ls->text));
+        return;
+    }
+    a->active = 1;
+}
+
+
+static void
+gn_accept_disable(gn_accept_t *a)
+{
+    if (!a->active) {
+        return;
+    }
+
+    (void) gn_event_del(&a->io);
+    a->active = 0;
+}
+
+
+static void
+gn_accept_pause(gn_uint_t on)
+{
+    gn_uint_t  i;
+
+    if (gn_conn_draining) {
+        return;
+    }
+
+    for (i = 0; i < gn_nacceptors; i++) {
+        if (on) {
+            gn_accept_disable(&gn_acceptors[i]);
+        } else {
+            gn_accept_enable(&gn_acceptors[i]);
+        }
+    }
+
+    gn_accept_paused = on;
+}
+
+
+gn_int_t
+gn_conn_listen_start(gn_cycle_t *cycle, gn_uint_t max_conns)
+{
+    gn_listen_t  *ls;
+    gn_uint_t     i;
+
+    gn_max_conns = max_conns;
+    gn_buf_size = 0;
+
+    ls = cycle->listening.elts;
+    gn_nacceptors = cycle->listening.nelts;
+    gn_acceptors = calloc(gn_nacceptors, sizeof(gn_accept_t));
+    if (gn_acceptors == NULL) {
+        return GN_ERROR;
+    }
+
+    for (i = 0; i < gn_nacceptors; i++) {
+        gn_acceptors[i].io.fd = ls[i].fd;
+        gn_acceptors[i].io.handler = gn_conn_accept_handler;
+        gn_acceptors[i].io.data = &gn_acceptors[i];
+        gn_acceptors[i].ls = &ls[i];
+        gn_accept_enable(&gn_acceptors[i]);
+        if (!gn_acceptors[i].active) {
+            return GN_ERROR;
+        }
+    }
+
+    gn_timer_init_node(&gn_accept_timer, gn_conn_accept_resume, NULL);
+
+    return GN_OK;
+}
+
+
+void
+gn_conn_listen_stop(gn_cycle_t *cycle)
+{
+    gn_uint_t  i;
+
+    gn_timer_del(&gn_accept_timer);
+
+    for (i = 0; i < gn_nacceptors; i++) {
+        gn_accept_disable(&gn_acceptors[i]);
+        if (gn_acceptors[i].io.fd != -1) {
+            close(gn_acceptors[i].io.fd);     /* our copy only */
+            gn_acceptors[i].io.fd = -1;
+        }
+    }
+}
+
+
+static void
+gn_conn_accept_resume(gn_timer_t *t)
+{
+    if (gn_conn_count < gn_max_conns) {
+        gn_accept_pause(0);
+    }
+}
+
+
+static gn_conn_t *
+gn_conn_get(void)
+{
+    gn_conn_t  *c;
+    gn_pool_t  *pool;
+    gn_uint_t   instance;
+
+    c = gn_conn_free;
+    if (c != NULL) {
+        gn_conn_free = c->next;
+        pool = c->pool;
+        instance = c->io.instance;
+
+    } else {
+        c = malloc(sizeof(gn_conn_t));
+        pool = gn_pool_create(GN_CONN_POOL_SIZE);
+        if (c == NULL || pool == NULL) {
+            free(c);
+            gn_pool_destroy(pool);
+            return NULL;
+        }
+        instance = 0;
+    }
+
+    memset(c, 0, sizeof(gn_conn_t));
+    c->pool = pool;
+    c->io.instance = instance;
+    c->io.handler = gn_conn_event_handler;
+    c->io.data = c;
+    c->ops = &gn_conn_plain_ops;
+    gn_timer_init_node(&c->timer, NULL, c);
+
+    c->next = gn_conn_open;
+    if (gn_conn_open != NULL) {
+        gn_conn_open->prev = c;
+    }
+    gn_conn_open = c;
+
+    return c;
+}
+
+
+static void
+gn_conn_accept_one(gn_accept_t *a, int fd, struct sockaddr_storage *sa,
+    socklen_t salen)
+{
+    gn_conn_t  *c;
+    int         on;
+
+    c = gn_conn_get();
+    if (c == NULL) {
+        gn_log_error(GN_LOG_CRIT, NULL, errno,
+                     "out of memory for a connection");
+        close(fd);
+        return;
+    }
+
+    c->io.fd = fd;
+    c->listen = a->ls;
+    memcpy(&c->peer, sa, salen);
+    c->peerlen = salen;
+    c->addr_len = gn_sockaddr_text((struct sockaddr *) sa, c->addr_text,
+                                   sizeof(c->addr_text));
+
+    c->log = gn_cycle->log;
+    c->log.handler = gn_conn_log_context;
+    c->log.data = c;
+
+    on = 1;
+    (void) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
+
+    if (gn_event_add(&c->io, GN_EV_IN | GN_EV_OUT | GN_EV_RDHUP | GN_EV_ET)
+        != GN_OK)
+    {
+        gn_log_error(GN_LOG_ALERT, &c->log, errno, "epoll_ctl(ADD) failed");
+        gn_conn_close(c);
+        return;
+    }
+
+    gn_conn_count++;
+    if (gn_sb_me != NULL) {
+        gn_sb_me->accepted++;
+        gn_sb_me->connections = gn_conn_count;
+    }
+
+    /* Loopback clients usually sent the request already: read it now. */
+    c->read_ready = 1;
+    c->write_ready = 1;
+    gn_http_init_conn(c);
+}
+
+
+static void
+gn_conn_accept_handler(gn_io_t *io, uint32_t events)
+{
+    gn_accept_t             *a = io->data;
+    struct sockaddr_storage  sa;
+    socklen_t                salen;
+    gn_uint_t                n;
+    int                      fd, err;
+
+    for (n = 0; n < GN_ACCEPT_BATCH; n++) {
+
+        if (gn_conn_count >= gn_max_conns) {
+            gn_accept_pause(1);
+            return;
+        }
+
+        salen = sizeof(sa);
+        fd = accept4(io->fd, (struct sockaddr *) &sa, &salen,
+                     SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+        if (fd == -1) {
+            err = errno;
+
+            if (err == EAGAIN || err == EWOULDBLOCK || err == EINTR
+                || err == ECONNABORTED || err == EPROTO)
+            {
+                break;
+            }
+
+            if (err == EMFILE || err == ENFILE || err == ENOBUFS
+                || err == ENOMEM)
+            {
+                /* Out of descriptors: stop accepting for a moment rather
+                 * than spin on a listener that stays readable. */
+                if (gn_current_sec != gn_emfile_logged) {
+                    gn_log_error(GN_LOG_CRIT, NULL, err,
+                                 "accept4() on %.*s failed, pausing accepts",
+                                 GN_STR_ARG(&a->ls->text));
+                    gn_emfile_logged = gn_current_sec;
+                }
+                gn_accept_pause(1);
+                gn_timer_set(&gn_accept_timer, 100);
+                return;
+            }
+
+            gn_log_error(GN_LOG_ALERT, NULL, err, "accept4() on %.*s failed",
+                         GN_STR_ARG(&a->ls->text));
+            break;
+        }
+
+        gn_conn_accept_one(a, fd, &sa, salen);
+
+        if (++a->accepted % GN_ACCEPT_REORDER == 0 && a->active) {
+            gn_accept_disable(a);
+            gn_accept_enable(a);
+        }
+    }
+}
+
+
+static void
+gn_conn_event_handler(gn_io_t *io, uint32_t events)
+{
+    gn_conn_t  *c = io->data;
+
+    if (events & (GN_EV_IN | GN_EV_ERR | GN_EV_RDHUP)) {
+        c->read_ready = 1;
+    }
+
+    if (events & (GN_EV_OUT | GN_EV_ERR)) {
+        c->write_ready = 1;
+    }
+
+    gn_http_conn_handler(c);
+}
+
+
+void
+gn_conn_close(gn_conn_t *c)
+{
+    gn_pool_reset(c->pool);
+    gn_timer_del(&c->timer);
+    gn_conn_buf_put(c);
+
+    if (c->io.fd != -1) {
+        close(c->io.fd);           /* also removes it from epoll */
+        c->io.fd = -1;
+        gn_conn_count--;
+    }
+
+    c->io.instance ^= 1;           /* events already fetched are stale */
+
+    if (c->prev != NULL) {
+        c->prev->next = c->next;
+    } else {
+        gn_conn_open = c->next;
+    }
+    if (c->next != NULL) {
+        c->next->prev = c->prev;
+    }
+
+    c->prev = NULL;
+    c->next = gn_conn_free;
+    gn_conn_free = c;
+
+    if (gn_sb_me != NULL) {
+        gn_sb_me->connections = gn_conn_count;
+    }
+
+    if (gn_accept_paused && gn_conn_count < gn_max_conns
+        && !gn_timer_is_set(&gn_accept_timer))
+    {
+        gn_accept_pause(0);
+    }
+}
+
+
+gn_uint_t
+gn_conn_drain(gn_msec_t idle_grace)
+{
+    gn_conn_t  *c, *next;
+
+    for (c = gn_conn_open; c != NULL; c = next) {
+        next = c->next;
+
+        /* An idle keep-alive connection may have a request on its way:
+         * keep it open for a short grace; a request that arrives gets its
+         * answer with "Connection: close". */
+        if (c->state == GN_CONN_KEEPALIVE && c->buf_len == 0) {
+            if (gn_current_msec - c->state_since >= idle_grace) {
+                gn_conn_close(c);
+            } else {
+                gn_timer_set(&c->timer, idle_grace
+                             - (gn_current_msec - c->state_since));
+            }
+        }
+    }
+
+    return gn_conn_count;
+}
+
+
+void
+gn_conn_close_all(void)
+{
+    while (gn_conn_open != NULL) {
+        gn_conn_close(gn_conn_open);
+    }
+}
+
+
+u_char *
+gn_conn_buf_get(gn_conn_t *c)
+{
+    u_char  *b;
+    size_t   size;
+
+    if (c->buf != NULL) {
+        return c->buf;
+    }
+
+    size = c->listen->default_srv->loc->client_max_header_size;
+
+    if (gn_buf_free != NULL && gn_buf_size == size) {
+        b = gn_buf_free;
+        memcpy(&gn_buf_free, b, sizeof(u_char *));
+    } else {
+        b = malloc(size);
+        if (b == NULL) {
+            gn_log_error(GN_LOG_CRIT, &c->log, errno, "malloc(%zu) failed",
+                         size);
+            return NULL;
+        }
+    }
+
+    c->buf = b;
+    c->buf_size = size;
+    c->buf_len = 0;
+
+    return b;
+}
+
+
+void
+gn_conn_buf_put(gn_conn_t *c)
+{
+    if (c->buf == NULL) {
+        return;
+    }
+
+    if (gn_buf_free == NULL || gn_buf_size == c->buf_size) {
+        gn_buf_size = c->buf_size;
+        memcpy(c->buf, &gn_buf_free, sizeof(u_char *));
+        gn_buf_free = c->buf;
+    } else {
+        free(c->buf);
+    }
+
+    c->buf = NULL;
+    c->buf_len = 0;
+}
+
+
+static size_t
+gn_conn_log_context(gn_log_t *log, char *buf, size_t len)
+{
+    gn_conn_t  *c = log->data;
+
+    return (size_t) snprintf(buf, len, ", client: %s, server: %.*s",
+                             c->addr_text, GN_STR_ARG(&c->listen->text));
+}
+
+
+static ssize_t
+gn_conn_plain_recv(gn_conn_t *c, u_char *buf, size_t len)
+{
+    ssize_t  n;
+
+    do {
+        n = recv(c->io.fd, buf, len, 0);
+    } while (n == -1 && errno == EINTR);
+
+    if (n >= 0) {
+        return n;
+    }
+
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        return GN_AGAIN;
+    }
+
+    return GN_ERROR;
+}
+
+
+static ssize_t
+gn_conn_plain_writev(gn_conn_t *c, struct iovec *iov, int n, int more)
+{
+    struct msghdr  msg;
+    ssize_t        sent;
+
+    memset(&msg, 0, sizeof(msg));
+    msg.msg_iov = iov;
+    msg.msg_iovlen = (size_t) n;
+
+    do {
+        sent = sendmsg(c->io.fd, &msg, MSG_NOSIGNAL | (more ? MSG_MORE : 0));
+    } while (sent == -1 && errno == EINTR);
+
+    if (sent >= 0) {
+        return sent;
+    }
+
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        return GN_AGAIN;
+    }
+
+    return GN_ERROR;
+}
+
+
+static ssize_t
+gn_conn_plain_sendfile(gn_conn_t *c, int fd, off_t *off, size_t len)
+{
+    ssize_t  n;
+
+    do {
+        n = sendfile(c->io.fd, fd, off, len);
+    } while (n == -1 && errno == EINTR);
+
+    if (n >= 0) {
+        return n;
+    }
+
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        return GN_AGAIN;
+    }
+
+    return GN_ERROR;
+}

@@ -1,0 +1,97 @@
+/*
+ * Client connections of a child: accept, the per-connection arena, the
+ * read buffer, readiness, timeouts, and an I/O vtable (plain sockets
+ * here; TLS plugs in its own).
+ */
+
+#ifndef GN_CORE_CONN_H_INCLUDED
+#define GN_CORE_CONN_H_INCLUDED
+
+#include "gn_config.h"
+
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include "event.h"
+#include "timer.h"
+#include "pool.h"
+#include "cycle.h"
+#include "http_parse.h"
+
+
+typedef struct gn_conn_s          gn_conn_t;
+typedef struct gn_http_request_s  gn_http_request_t;
+
+/* recv/writev/sendfile return bytes, 0 (recv: EOF), GN_AGAIN or GN_ERROR
+ * (errno kept for the log). */
+typedef struct {
+    ssize_t  (*recv)(gn_conn_t *c, u_char *buf, size_t len);
+    ssize_t  (*writev)(gn_conn_t *c, struct iovec *iov, int n, int more);
+    ssize_t  (*sendfile)(gn_conn_t *c, int fd, off_t *off, size_t len);
+} gn_conn_ops_t;
+
+typedef enum {
+    GN_CONN_READING = 0,       /* waiting for (the rest of) a head */
+    GN_CONN_WRITING,           /* sending a response */
+    GN_CONN_KEEPALIVE,         /* idle between requests */
+    GN_CONN_LINGERING          /* closing: discarding input a while */
+} gn_conn_state_e;
+
+struct gn_conn_s {
+    gn_io_t                  io;           /* first: events find us */
+    gn_timer_t               timer;
+    gn_pool_t               *pool;         /* reset between requests */
+    gn_listen_t             *listen;
+    const gn_conn_ops_t     *ops;
+    gn_log_t                 log;
+
+    struct sockaddr_storage  peer;
+    socklen_t                peerlen;
+    char                     addr_text[INET6_ADDRSTRLEN];
+    size_t                   addr_len;
+
+    u_char                  *buf;          /* head buffer, or NULL idle */
+    size_t                   buf_size;
+    size_t                   buf_len;      /* bytes in buf */
+    gn_http_scan_t           scan;
+
+    gn_http_request_t       *r;
+    gn_uint_t                requests;
+    gn_conn_state_e          state;
+    gn_msec_t                state_since;
+
+    unsigned                 read_ready:1;
+    unsigned                 write_ready:1;
+    unsigned                 eof:1;
+    unsigned                 close:1;
+    unsigned                 linger:1;
+
+    gn_conn_t               *prev;         /* open connections */
+    gn_conn_t               *next;         /* (or the free list) */
+};
+
+
+extern gn_uint_t  gn_conn_count;          /* open in this child */
+extern gn_uint_t  gn_conn_draining;       /* the child stops soon */
+
+/* Child only: start accepting on the cycle's listeners. */
+gn_int_t gn_conn_listen_start(gn_cycle_t *cycle, gn_uint_t max_conns);
+
+/* Child only: stop accepting (drain) and close our copies of the
+ * listening sockets. */
+void gn_conn_listen_stop(gn_cycle_t *cycle);
+
+void gn_conn_close(gn_conn_t *c);
+
+/* Drain: close idle connections now or soon, see conn.c. Returns the
+ * number of connections still open. */
+gn_uint_t gn_conn_drain(gn_msec_t idle_grace);
+
+/* Fast stop: close everything. */
+void gn_conn_close_all(void);
+
+/* Head buffers: a free list, so an idle connection holds none. */
+u_char *gn_conn_buf_get(gn_conn_t *c);
+void gn_conn_buf_put(gn_conn_t *c);
+
+#endif /* GN_CORE_CONN_H_INCLUDED */

@@ -1,0 +1,1256 @@
+/*
+ * Cycles: the directive tables of the core, merging of inherited settings,
+ * and opening / taking over listening sockets and log files.
+ */
+
+#include "gn_config.h"
+
+#include <arpa/inet.h>
+#include <netinet/tcp.h>
+#include <grp.h>
+#include <pwd.h>
+
+#include "cycle.h"
+#include "listen.h"
+#include "access_log.h"
+
+
+gn_cycle_t  *gn_cycle;
+
+
+static char *gn_cycle_server(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
+    void *conf);
+static char *gn_cycle_location(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
+    void *conf);
+static char *gn_cycle_children(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
+    void *conf);
+static char *gn_cycle_user(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
+    void *conf);
+static char *gn_cycle_error_log(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
+    void *conf);
+static char *gn_cycle_listen(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
+    void *conf);
+static char *gn_cycle_server_name(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
+    void *conf);
+static char *gn_cycle_root(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
+    void *conf);
+static char *gn_cycle_types(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
+    void *conf);
+static char *gn_cycle_access_log(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
+    void *conf);
+static char *gn_cycle_log_format(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
+    void *conf);
+
+
+#define GN_ALL   (GN_CONF_MAIN | GN_CONF_SRV | GN_CONF_LOC)
+#define gn_loc_offset(f)   offsetof(gn_loc_conf_t, f)
+#define gn_main_offset(f)  offsetof(gn_main_conf_t, f)
+
+static const gn_conf_cmd_t  gn_cycle_commands[] = {
+
+    { gn_string("children"), GN_CONF_MAIN | GN_CONF_TAKE1,
+      gn_cycle_children, GN_CONF_MAIN_CONF, 0, NULL },
+    { gn_string("user"), GN_CONF_MAIN | GN_CONF_TAKE12,
+      gn_cycle_user, GN_CONF_MAIN_CONF, 0, NULL },
+    { gn_string("pid"), GN_CONF_MAIN | GN_CONF_TAKE1,
+      gn_conf_set_path_slot, GN_CONF_MAIN_CONF, gn_main_offset(pid), NULL },
+    { gn_string("error_log"), GN_CONF_MAIN | GN_CONF_TAKE12,
+      gn_cycle_error_log, GN_CONF_MAIN_CONF, 0, NULL },
+    { gn_string("shutdown_timeout"), GN_CONF_MAIN | GN_CONF_TAKE1,
+      gn_conf_set_msec_slot, GN_CONF_MAIN_CONF,
+      gn_main_offset(shutdown_timeout), NULL },
+    { gn_string("max_connections"), GN_CONF_MAIN | GN_CONF_TAKE1,
+      gn_conf_set_num_slot, GN_CONF_MAIN_CONF,
+      gn_main_offset(max_connections), NULL },
+    { gn_string("log_format"), GN_CONF_MAIN | GN_CONF_2MORE,
+      gn_cycle_log_format, GN_CONF_MAIN_CONF, 0, NULL },
+    { gn_string("server"), GN_CONF_MAIN | GN_CONF_BLOCK | GN_CONF_NOARGS,
+      gn_cycle_server, GN_CONF_MAIN_CONF, 0, NULL },
+
+    { gn_string("listen"), GN_CONF_SRV | GN_CONF_1MORE,
+      gn_cycle_listen, GN_CONF_SRV_CONF, 0, NULL },
+    { gn_string("server_name"), GN_CONF_SRV | GN_CONF_1MORE,
+      gn_cycle_server_name, GN_CONF_SRV_CONF, 0, NULL },
+    { gn_string("location"), GN_CONF_SRV | GN_CONF_BLOCK | GN_CONF_TAKE12,
+      gn_cycle_location, GN_CONF_SRV_CONF, 0, NULL },
+
+    { gn_string("root"), GN_ALL | GN_CONF_TAKE1,
+      gn_cycle_root, GN_CONF_LOC_CONF, gn_loc_offset(root), NULL },
+    { gn_string("index"), GN_ALL | GN_CONF_1MORE,
+      gn_conf_set_str_array_slot, GN_CONF_LOC_CONF, gn_loc_offset(index),
+      NULL },
+    { gn_string("types"), GN_ALL | GN_CONF_BLOCK | GN_CONF_NOARGS,
+      gn_cycle_types, GN_CONF_LOC_CONF, 0, NULL },
+    { gn_string("default_type"), GN_ALL | GN_CONF_TAKE1,
+      gn_conf_set_str_slot, GN_CONF_LOC_CONF, gn_loc_offset(default_type),
+      NULL },
+    { gn_string("access_log"), GN_ALL | GN_CONF_TAKE12,
+      gn_cycle_access_log, GN_CONF_LOC_CONF, 0, NULL },
+    { gn_string("keepalive_timeout"), GN_ALL | GN_CONF_TAKE1,
+      gn_conf_set_msec_slot, GN_CONF_LOC_CONF,
+      gn_loc_offset(keepalive_timeout), NULL },
+    { gn_string("keepalive_requests"), GN_ALL | GN_CONF_TAKE1,
+      gn_conf_set_num_slot, GN_CONF_LOC_CONF,
+      gn_loc_offset(keepalive_requests), NULL },
+    { gn_string("client_header_timeout"), GN_ALL | GN_CONF_TAKE1,
+      gn_conf_set_msec_slot, GN_CONF_LOC_CONF,
+      gn_loc_offset(client_header_timeout), NULL },
+    { gn_string("client_body_timeout"), GN_ALL | GN_CONF_TAKE1,
+      gn_conf_set_msec_slot, GN_CONF_LOC_CONF,
+      gn_loc_offset(client_body_timeout), NULL },
+    { gn_string("send_timeout"), GN_ALL | GN_CONF_TAKE1,
+      gn_conf_set_msec_slot, GN_CONF_LOC_CONF, gn_loc_offset(send_timeout),
+      NULL },
+    { gn_string("client_max_request_line"), GN_ALL | GN_CONF_TAKE1,
+      gn_conf_set_size_slot, GN_CONF_LOC_CONF,
+      gn_loc_offset(client_max_request_line), NULL },
+    { gn_string("client_max_header_size"), GN_ALL | GN_CONF_TAKE1,
+      gn_conf_set_size_slot, GN_CONF_LOC_CONF,
+      gn_loc_offset(client_max_header_size), NULL },
+    { gn_string("client_max_headers"), GN_ALL | GN_CONF_TAKE1,
+      gn_conf_set_num_slot, GN_CONF_LOC_CONF,
+      gn_loc_offset(client_max_headers), NULL },
+    { gn_string("client_max_body_size"), GN_ALL | GN_CONF_TAKE1,
+      gn_conf_set_size_slot, GN_CONF_LOC_CONF,
+      gn_loc_offset(client_max_body_size), NULL },
+    { gn_string("sendfile"), GN_ALL | GN_CONF_FLAG,
+      gn_conf_set_flag_slot, GN_CONF_LOC_CONF, gn_loc_offset(sendfile),
+      NULL },
+    { gn_string("server_tokens"), GN_ALL | GN_CONF_FLAG,
+      gn_conf_set_flag_slot, GN_CONF_LOC_CONF, gn_loc_offset(server_tokens),
+      NULL },
+
+    gn_conf_null_cmd
+};
+
+static const gn_conf_cmd_t  *gn_cycle_tables[] = { gn_cycle_commands, NULL };
+
+
+static gn_loc_conf_t *
+gn_loc_conf_create(gn_pool_t *pool)
+{
+    gn_loc_conf_t  *lc;
+
+    lc = gn_pcalloc(pool, sizeof(gn_loc_conf_t));
+    if (lc == NULL) {
+        return NULL;
+    }
+
+    lc->access_log_off = GN_CONF_UNSET;
+    lc->keepalive_timeout = GN_CONF_UNSET_MSEC;
+    lc->keepalive_requests = GN_CONF_UNSET;
+    lc->client_header_timeout = GN_CONF_UNSET_MSEC;
+    lc->client_body_timeout = GN_CONF_UNSET_MSEC;
+    lc->send_timeout = GN_CONF_UNSET_MSEC;
+    lc->client_max_request_line = GN_CONF_UNSET_SIZE;
+    lc->client_max_header_size = GN_CONF_UNSET_SIZE;
+    lc->client_max_headers = GN_CONF_UNSET;
+    lc->client_max_body_size = GN_CONF_UNSET_SIZE;
+    lc->sendfile = GN_CONF_UNSET;
+    lc->server_tokens = GN_CONF_UNSET;
+
+    return lc;
+}
+
+
+/* Inherits from `prev` what `lc` left unset; with prev == NULL applies
+ * the defaults. */
+static gn_int_t
+gn_loc_conf_merge(gn_conf_t *cf, gn_loc_conf_t *lc, gn_loc_conf_t *prev)
+{
+    static gn_loc_conf_t  defaults;
+    static gn_str_t       index_html = gn_string("index.html");
+    gn_str_t              root = gn_string("html"), *s;
+
+    if (prev == NULL) {
+        memset(&defaults, 0, sizeof(defaults));
+        defaults.access_log_off = GN_CONF_UNSET;
+        defaults.keepalive_timeout = 75000;
+        defaults.keepalive_requests = 1000;
+        defaults.client_header_timeout = 60000;
+        defaults.client_body_timeout = 60000;
+        defaults.send_timeout = 60000;
+        defaults.client_max_request_line = 8192;
+        defaults.client_max_header_size = 32768;
+        defaults.client_max_headers = 100;
+        defaults.client_max_body_size = 1024 * 1024;
+        defaults.sendfile = 1;
+        defaults.server_tokens = 1;
+        gn_str_set(&defaults.default_type, "application/octet-stream");
+
+        if (lc->root.data == NULL) {
+            if (gn_conf_full_name(cf, &root, 0) != GN_OK) {
+                return GN_ERROR;
+            }
+            defaults.root = root;
+        }
+
+        prev = &defaults;
+    }
+
+    if (lc->root.data == NULL) {
+        lc->root = prev->root;
+    }
+
+    if (lc->index == NULL) {
+        lc->index = prev->index;
+        if (lc->index == NULL) {
+            lc->index = gn_array_create(cf->pool, 1, sizeof(gn_str_t));
+            if (lc->index == NULL) {
+                return GN_ERROR;
+            }
+            s = gn_array_push(lc->index);
+            *s = index_html;
+        }
+    }
+
+    if (lc->types == NULL) {
+        lc->types = prev->types;
+    }
+
+    if (lc->default_type.data == NULL) {
+        lc->default_type = prev->default_type;
+    }
+
+    if (lc->access_logs == NULL && lc->access_log_off == GN_CONF_UNSET) {
+        lc->access_logs = prev->access_logs;
+        lc->access_log_off = prev->access_log_off;
+    }
+
+    gn_conf_merge_msec_value(lc->keepalive_timeout, prev->keepalive_timeout,
+                             75000);
+    gn_conf_merge_value(lc->keepalive_requests, prev->keepalive_requests,
+                        1000);
+    gn_conf_merge_msec_value(lc->client_header_timeout,
+                             prev->client_header_timeout, 60000);
+    gn_conf_merge_msec_value(lc->client_body_timeout,
+                             prev->client_body_timeout, 60000);
+    gn_conf_merge_msec_value(lc->send_timeout, prev->send_timeout, 60000);
+    gn_conf_merge_size_value(lc->client_max_request_line,
+                             prev->client_max_request_line, 8192);
+    gn_conf_merge_size_value(lc->client_max_header_size,
+                             prev->client_max_header_size, 32768);
+    gn_conf_merge_value(lc->client_max_headers, prev->client_max_headers,
+                        100);
+    gn_conf_merge_size_value(lc->client_max_body_size,
+                             prev->client_max_body_size, 1024 * 1024);
+    gn_conf_merge_value(lc->sendfile, prev->sendfile, 1);
+    gn_conf_merge_value(lc->server_tokens, prev->server_tokens, 1);
+
+    return GN_OK;
+}
+
+
+static char *
+gn_cycle_children(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
+{
+    gn_main_conf_t  *mc = conf;
+    gn_str_t        *value = cf->args->elts;
+
+    if (mc->children != GN_CONF_UNSET) {
+        return "is duplicate";
+    }
+
+    if (gn_str_eq(&value[1], "auto")) {
+        mc->children = 0;
+        return GN_CONF_OK;
+    }
+
+    mc->children = gn_atoi(value[1].data, value[1].len);
+    if (mc->children <= 0 || mc->children > GN_MAX_CHILDREN) {
+        gn_conf_error(cf, "invalid value \"%.*s\" in \"children\" directive, "
+                      "it must be \"auto\" or a number from 1 to %d",
+                      GN_STR_ARG(&value[1]), GN_MAX_CHILDREN);
+        return GN_CONF_ERROR;
+    }
+
+    return GN_CONF_OK;
+}
+
+
+static char *
+gn_cycle_user(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
+{
+    gn_main_conf_t  *mc = conf;
+    gn_str_t        *value = cf->args->elts;
+
+    if (mc->user.data != NULL) {
+        return "is duplicate";
+    }
+
+    mc->user = value[1];
+    if (cf->args->nelts == 3) {
+        mc->group = value[2];
+    }
+
+    return GN_CONF_OK;
+}
+
+
+static char *
+gn_cycle_error_log(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
+{
+    gn_int_t         level;
+    gn_main_conf_t  *mc = conf;
+    gn_str_t        *value = cf->args->elts;
+
+    if (mc->error_log.data != NULL) {
+        return "is duplicate";
+    }
+
+    mc->error_log = value[1];
+    if (!gn_str_eq(&value[1], "stderr")
+        && gn_conf_full_name(cf, &mc->error_log, 0) != GN_OK)
+    {
+        return "failed (out of memory)";
+    }
+
+    if (cf->args->nelts == 3) {
+        level = gn_log_level_parse(&value[2]);
+        if (level == GN_ERROR) {
+            gn_conf_error(cf, "invalid log level \"%.*s\" in \"error_log\" "
+                          "directive, it must be one of emerg, alert, crit, "
+                          "error, warn, notice, info, debug",
+                          GN_STR_ARG(&value[2]));
+            return GN_CONF_ERROR;
+        }
+        mc->error_log_level = (gn_uint_t) level;
+    }
+
+    return GN_CONF_OK;
+}
+
+
+static char *
+gn_cycle_server(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
+{
+    gn_main_conf_t   *mc = conf;
+    gn_srv_conf_t    *sc, **psc;
+    gn_loc_conf_t    *lc;
+    gn_int_t          rc;
+    void             *saved_srv, *saved_loc;
+
+    sc = gn_pcalloc(cf->pool, sizeof(gn_srv_conf_t));
+    lc = gn_loc_conf_create(cf->pool);
+    if (sc == NULL || lc == NULL
+        || gn_array_init(&sc->listens, cf->pool, 2, sizeof(gn_listen_opt_t))
+           != GN_OK
+        || gn_array_init(&sc->locations, cf->pool, 4,
+                         sizeof(gn_loc_conf_t *)) != GN_OK)
+    {
+        return "failed (out of memory)";
+    }
+
+    sc->loc = lc;
+    lc->srv = sc;
+    sc->file = cf->file->name;
+    sc->line = cf->file->line;
+
+    psc = gn_array_push(&mc->servers);
+    if (psc == NULL) {
+        return "failed (out of memory)";
+    }
+    *psc = sc;
+
+    saved_srv = cf->conf[GN_CONF_SRV_CONF];
+    saved_loc = cf->conf[GN_CONF_LOC_CONF];
+    cf->conf[GN_CONF_SRV_CONF] = sc;
+    cf->conf[GN_CONF_LOC_CONF] = lc;
+    cf->ctx = GN_CONF_SRV;
+
+    rc = gn_conf_parse(cf, NULL);
+
+    cf->ctx = GN_CONF_MAIN;
+    cf->conf[GN_CONF_SRV_CONF] = saved_srv;
+    cf->conf[GN_CONF_LOC_CONF] = saved_loc;
+
+    return rc == GN_OK ? GN_CONF_OK : GN_CONF_ERROR;
+}
+
+
+static char *
+gn_cycle_location(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
+{
+    gn_srv_conf_t   *sc = conf;
+    gn_loc_conf_t   *lc, **plc;
+    gn_str_t        *value = cf->args->elts, *name;
+    gn_int_t         rc;
+    gn_uint_t        i;
+    void            *saved_loc;
+
+    lc = gn_loc_conf_create(cf->pool);
+    if (lc == NULL) {
+        return "failed (out of memory)";
+    }
+
+    lc->srv = sc;
+    name = &value[1];
+
+    if (cf->args->nelts == 3) {
+        if (!gn_str_eq(&value[1], "=")) {
+            gn_conf_error(cf, "invalid location modifier \"%.*s\", only "
+                          "\"=\" is supported", GN_STR_ARG(&value[1]));
+            return GN_CONF_ERROR;
+        }
+        lc->exact = 1;
+        name = &value[2];
+    }
+
+    if (name->len == 0 || name->data[0] != '/') {
+        gn_conf_error(cf, "invalid location \"%.*s\", it must start with "
+                      "\"/\"", GN_STR_ARG(name));
+        return GN_CONF_ERROR;
+    }
+
+    lc->name = *name;
+
+    plc = sc->locations.elts;
+    for (i = 0; i < sc->locations.nelts; i++) {
+        if (plc[i]->exact == lc->exact
+            && gn_str_cmp(&plc[i]->name, &lc->name) == 0)
+        {
+            gn_conf_error(cf, "duplicate location \"%.*s\"",
+                          GN_STR_ARG(&lc->name));
+            return GN_CONF_ERROR;
+        }
+    }
+
+    plc = gn_array_push(&sc->locations);
+    if (plc == NULL) {
+        return "failed (out of memory)";
+    }
+    *plc = lc;
+
+    saved_loc = cf->conf[GN_CONF_LOC_CONF];
+    cf->conf[GN_CONF_LOC_CONF] = lc;
+    cf->ctx = GN_CONF_LOC;
+
+    rc = gn_conf_parse(cf, NULL);
+
+    cf->ctx = GN_CONF_SRV;
+    cf->conf[GN_CONF_LOC_CONF] = saved_loc;
+
+    return rc == GN_OK ? GN_CONF_OK : GN_CONF_ERROR;
+}
+
+
+static char *
+gn_cycle_listen(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
+{
+    gn_srv_conf_t    *sc = conf;
+    gn_listen_opt_t  *lo;
+    gn_str_t         *value = cf->args->elts, v;
+    gn_uint_t         i;
+    char              err[256];
+
+    lo = gn_array_push(&sc->listens);
+    if (lo == NULL) {
+        return "failed (out of memory)";
+    }
+
+    memset(lo, 0, sizeof(gn_listen_opt_t));
+    lo->backlog = 511;
+
+    if (gn_listen_parse_addr(&value[1], lo, err, sizeof(err)) != GN_OK) {
+        gn_conf_error(cf, "%s in \"listen\" directive", err);
+        return GN_CONF_ERROR;
+    }
+
+    for (i = 2; i < cf->args->nelts; i++) {
+
+        if (gn_str_eq(&value[i], "default_server")) {
+            lo->default_server = 1;
+            continue;
+        }
+
+        if (value[i].len > 8 && memcmp(value[i].data, "backlog=", 8) == 0) {
+            v.data = value[i].data + 8;
+            v.len = value[i].len - 8;
+            lo->backlog = gn_atoi(v.data, v.len);
+            if (lo->backlog <= 0 || lo->backlog > 65535) {
+                gn_conf_error(cf, "invalid backlog \"%.*s\" in \"listen\" "
+                              "directive", GN_STR_ARG(&v));
+                return GN_CONF_ERROR;
+            }
+            continue;
+        }
+
+        gn_conf_error(cf, "invalid parameter \"%.*s\" in \"listen\" "
+                      "directive, expected \"default_server\" or "
+                      "\"backlog=N\"", GN_STR_ARG(&value[i]));
+        return GN_CONF_ERROR;
+    }
+
+    return GN_CONF_OK;
+}
+
+
+static char *
+gn_cycle_server_name(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
+{
+    gn_srv_conf_t  *sc = conf;
+    gn_str_t       *value = cf->args->elts, *name;
+    gn_uint_t       i;
+    size_t          j;
+
+    if (sc->names == NULL) {
+        sc->names = gn_array_create(cf->pool, 4, sizeof(gn_str_t));
+        if (sc->names == NULL) {
+            return "failed (out of memory)";
+        }
+    }
+
+    for (i = 1; i < cf->args->nelts; i++) {
+        name = gn_array_push(sc->names);
+        if (name == NULL) {
+            return "failed (out of memory)";
+        }
+
+        *name = value[i];
+        for (j = 0; j < name->len; j++) {
+            name->data[j] = gn_tolower(name->data[j]);
+        }
+    }
+
+    return GN_CONF_OK;
+}
+
+
+static char *
+gn_cycle_root(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
+{
+    gn_loc_conf_t  *lc = conf;
+    gn_str_t       *value = cf->args->elts;
+
+    if (lc->root.data != NULL) {
+        return "is duplicate";
+    }
+
+    lc->root = value[1];
+    while (lc->root.len > 1 && lc->root.data[lc->root.len - 1] == '/') {
+        lc->root.len--;
+    }
+
+    if (gn_conf_full_name(cf, &lc->root, 0) != GN_OK) {
+        return "failed (out of memory)";
+    }
+
+    return GN_CONF_OK;
+}
+
+
+static int
+gn_mime_cmp(const void *a, const void *b)
+{
+    return gn_str_cmp(&((const gn_mime_t *) a)->ext,
+                      &((const gn_mime_t *) b)->ext);
+}
+
+
+static char *
+gn_cycle_type_line(gn_conf_t *cf, void *data)
+{
+    gn_loc_conf_t  *lc = data;
+    gn_str_t       *value = cf->args->elts;
+    gn_mime_t      *m;
+    gn_uint_t       i;
+    size_t          j;
+
+    if (cf->args->nelts < 2) {
+        gn_conf_error(cf, "invalid number of arguments in \"types\" line, "
+                      "expected a MIME type and one or more extensions");
+        return GN_CONF_ERROR;
+    }
+
+    for (i = 1; i < cf->args->nelts; i++) {
+        m = gn_array_push(lc->types);
+        if (m == NULL) {
+            return "failed (out of memory)";
+        }
+
+        m->type = value[0];
+        m->ext = value[i];
+        for (j = 0; j < m->ext.len; j++) {
+            m->ext.data[j] = gn_tolower(m->ext.data[j]);
+        }
+    }
+
+    return GN_CONF_OK;
+}
+
+
+static char *
+gn_cycle_types(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
+{
+    gn_loc_conf_t      *lc = conf;
+    gn_int_t            rc;
+    gn_conf_handler_pt  saved;
+    void               *saved_data;
+
+    if (lc->types == NULL) {
+        lc->types = gn_array_create(cf->pool, 64, sizeof(gn_mime_t));
+        if (lc->types == NULL) {
+            return "failed (out of memory)";
+        }
+    }
+
+    saved = cf->handler;
+    saved_data = cf->handler_data;
+    cf->handler = gn_cycle_type_line;
+    cf->handler_data = lc;
+
+    rc = gn_conf_parse(cf, NULL);
+
+    cf->handler = saved;
+    cf->handler_data = saved_data;
+
+    if (rc != GN_OK) {
+        return GN_CONF_ERROR;
+    }
+
+    qsort(lc->types->elts, lc->types->nelts, sizeof(gn_mime_t), gn_mime_cmp);
+
+    return GN_CONF_OK;
+}
+
+
+static gn_open_file_t *
+gn_cycle_open_file_add(gn_conf_t *cf, gn_str_t *name)
+{
+    gn_cycle_t       *cycle = cf->data;
+    gn_open_file_t  **files, *file;
+    gn_uint_t         i;
+
+    files = cycle->open_files.elts;
+    for (i = 0; i < cycle->open_files.nelts; i++) {
+        if (gn_str_cmp(&files[i]->name, name) == 0) {
+            return files[i];
+        }
+    }
+
+    file = gn_palloc(cf->pool, sizeof(gn_open_file_t));
+    files = gn_array_push(&cycle->open_files);
+    if (file == NULL || files == NULL) {
+        return NULL;
+    }
+
+    file->name = *name;
+    file->fd = -1;
+    *files = file;
+
+    return file;
+}
+
+
+static gn_log_format_t *
+gn_cycle_find_format(gn_conf_t *cf, gn_str_t *name)
+{
+    gn_cycle_t        *cycle = cf->data;
+    gn_log_format_t  **fmts;
+    gn_uint_t          i;
+
+    fmts = cycle->main->log_formats.elts;
+    for (i = 0; i < cycle->main->log_formats.nelts; i++) {
+        if (gn_str_cmp(&fmts[i]->name, name) == 0) {
+            return fmts[i];
+        }
+    }
+
+    return gn_access_log_builtin(cf->pool, name);
+}
+
+
+static char *
+gn_cycle_access_log(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
+{
+    gn_loc_conf_t    *lc = conf;
+    gn_str_t         *value = cf->args->elts, path, combined;
+    gn_access_log_t  *al;
+
+    if (gn_str_eq(&value[1], "off")) {
+        if (cf->args->nelts != 2) {
+            return "has invalid parameters after \"off\"";
+        }
+        lc->access_log_off = 1;
+        return GN_CONF_OK;
+    }
+
+    if (lc->access_logs == NULL) {
+        lc->access_logs = gn_array_create(cf->pool, 1,
+                                          sizeof(gn_access_log_t));
+        if (lc->access_logs == NULL) {
+            return "failed (out of memory)";
+        }
+    }
+
+    al = gn_array_push(lc->access_logs);
+    if (al == NULL) {
+        return "failed (out of memory)";
+    }
+
+    path = value[1];
+    if (gn_conf_full_name(cf, &path, 0) != GN_OK) {
+        return "failed (out of memory)";
+    }
+
+    al->file = gn_cycle_open_file_add(cf, &path);
+    if (al->file == NULL) {
+        return "failed (out of memory)";
+    }
+
+    gn_str_set(&combined, "combined");
+    al->format = gn_cycle_find_format(cf,
+                     cf->args->nelts == 3 ? &value[2] : &combined);
+    if (al->format == NULL) {
+        gn_conf_error(cf, "unknown log format \"%.*s\" in \"access_log\" "
+                      "directive", GN_STR_ARG(&value[2]));
+        return GN_CONF_ERROR;
+    }
+
+    lc->access_log_off = 0;
+    return GN_CONF_OK;
+}
+
+
+static char *
+gn_cycle_log_format(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
+{
+    gn_main_conf_t    *mc = conf;
+    gn_str_t          *value = cf->args->elts;
+    gn_log_format_t  **pfmt, *fmt;
+    gn_uint_t          i;
+    char               err[256];
+
+    pfmt = mc->log_formats.elts;
+    for (i = 0; i < mc->log_formats.nelts; i++) {
+        if (gn_str_cmp(&pfmt[i]->name, &value[1]) == 0) {
+            gn_conf_error(cf, "duplicate log_format \"%.*s\"",
+                          GN_STR_ARG(&value[1]));
+            return GN_CONF_ERROR;
+        }
+    }
+
+    if (gn_str_eq(&value[1], "combined") || gn_str_eq(&value[1], "common")) {
+        gn_conf_error(cf, "log_format \"%.*s\" is built in and cannot be "
+                      "redefined", GN_STR_ARG(&value[1]));
+        return GN_CONF_ERROR;
+    }
+
+    fmt = gn_pcalloc(cf->pool, sizeof(gn_log_format_t));
+    pfmt = gn_array_push(&mc->log_formats);
+    if (fmt == NULL || pfmt == NULL) {
+        return "failed (out of memory)";
+    }
+
+    fmt->name = value[1];
+    if (gn_access_log_compile(cf->pool, fmt, &value[2],
+                              cf->args->nelts - 2, err, sizeof(err))
+        != GN_OK)
+    {
+        gn_conf_error(cf, "%s in \"log_format\" directive", err);
+        return GN_CONF_ERROR;
+    }
+
+    *pfmt = fmt;
+    return GN_CONF_OK;
+}
+
+
+/* Exact locations first, then prefixes, longest first: lookup takes the
+ * first that matches. */
+static int
+gn_loc_cmp(const void *a, const void *b)
+{
+    const gn_loc_conf_t  *x = *(gn_loc_conf_t * const *) a;
+    const gn_loc_conf_t  *y = *(gn_loc_conf_t * const *) b;
+
+    if (x->exact != y->exact) {
+        return x->exact ? -1 : 1;
+    }
+
+    if (x->name.len != y->name.len) {
+        return x->name.len > y->name.len ? -1 : 1;
+    }
+
+    return gn_str_cmp(&x->name, &y->name);
+}
+
+
+static gn_int_t
+gn_cycle_merge_servers(gn_conf_t *cf, gn_cycle_t *cycle)
+{
+    gn_srv_conf_t    **psc, *sc;
+    gn_loc_conf_t    **plc;
+    gn_listen_opt_t   *lo;
+    gn_uint_t          i, j;
+    gn_str_t           any = gn_string("80");
+    char               err[256];
+
+    psc = cycle->main->servers.elts;
+    for (i = 0; i < cycle->main->servers.nelts; i++) {
+        sc = psc[i];
+
+        if (gn_loc_conf_merge(cf, sc->loc, cycle->main_loc) != GN_OK) {
+            return GN_ERROR;
+        }
+
+        if (sc->listens.nelts == 0) {
+            lo = gn_array_push(&sc->listens);
+            if (lo == NULL) {
+                return GN_ERROR;
+            }
+            memset(lo, 0, sizeof(gn_listen_opt_t));
+            lo->backlog = 511;
+            (void) gn_listen_parse_addr(&any, lo, err, sizeof(err));
+        }
+
+        plc = sc->locations.elts;
+        for (j = 0; j < sc->locations.nelts; j++) {
+            if (gn_loc_conf_merge(cf, plc[j], sc->loc) != GN_OK) {
+                return GN_ERROR;
+            }
+        }
+
+        qsort(sc->locations.elts, sc->locations.nelts,
+              sizeof(gn_loc_conf_t *), gn_loc_cmp);
+    }
+
+    return GN_OK;
+}
+
+
+static gn_int_t
+gn_cycle_resolve_user(gn_cycle_t *cycle, char *err, size_t errlen)
+{
+    gn_main_conf_t  *mc = cycle->main;
+    struct passwd   *pw;
+    struct group    *gr;
+    char             name[256];
+
+    if (mc->user.data == NULL) {
+        gn_str_set(&mc->user, "nobody");
+    }
+
+    if (geteuid() != 0) {
+        return GN_OK;              /* the directive only matters for root */
+    }
+
+    snprintf(name, sizeof(name), "%.*s", GN_STR_ARG(&mc->user));
+    pw = getpwnam(name);
+    if (pw == NULL) {
+        snprintf(err, errlen, "getpwnam(\"%s\") failed: no such user", name);
+        return GN_ERROR;
+    }
+
+    mc->uid = pw->pw_uid;
+    mc->gid = pw->pw_gid;
+
+    if (mc->group.data != NULL) {
+        snprintf(name, sizeof(name), "%.*s", GN_STR_ARG(&mc->group));
+        gr = getgrnam(name);
+        if (gr == NULL) {
+            snprintf(err, errlen, "getgrnam(\"%s\") failed: no such group",
+                     name);
+            return GN_ERROR;
+        }
+        mc->gid = gr->gr_gid;
+    }
+
+    return GN_OK;
+}
+
+
+static gn_int_t
+gn_cycle_init_conf(gn_cycle_t *cycle, gn_conf_t *cf, const char *conf_file,
+    const char *prefix)
+{
+    gn_main_conf_t  *mc;
+    gn_str_t         name;
+    size_t           len;
+    const char      *slash;
+
+    mc = gn_pcalloc(cycle->pool, sizeof(gn_main_conf_t));
+    cycle->main_loc = gn_loc_conf_create(cycle->pool);
+    if (mc == NULL || cycle->main_loc == NULL
+        || gn_array_init(&mc->servers, cycle->pool, 4,
+                         sizeof(gn_srv_conf_t *)) != GN_OK
+        || gn_array_init(&mc->log_formats, cycle->pool, 2,
+                         sizeof(gn_log_format_t *)) != GN_OK
+        || gn_array_init(&cycle->open_files, cycle->pool, 4,
+                         sizeof(gn_open_file_t *)) != GN_OK
+        || gn_array_init(&cycle->listening, cycle->pool, 4,
+                         sizeof(gn_listen_t)) != GN_OK
+        || gn_conf_init(cf, cycle->pool) != GN_OK)
+    {
+        return GN_ERROR;
+    }
+
+    mc->children = GN_CONF_UNSET;
+    mc->shutdown_timeout = GN_CONF_UNSET_MSEC;
+    mc->max_connections = GN_CONF_UNSET;
+    mc->error_log_level = GN_LOG_NOTICE;
+    cycle->main = mc;
+
+    /* prefix, with a trailing slash */
+    len = strlen(prefix);
+    cycle->prefix.data = gn_pnalloc(cycle->pool, len + 2);
+    if (cycle->prefix.data == NULL) {
+        return GN_ERROR;
+    }
+    memcpy(cycle->prefix.data, prefix, len);
+    if (len == 0 || prefix[len - 1] != '/') {
+        cycle->prefix.data[len++] = '/';
+    }
+    cycle->prefix.data[len] = '\0';
+    cycle->prefix.len = len;
+
+    cf->prefix = cycle->prefix;
+    cf->ctx = GN_CONF_MAIN;
+    cf->conf[GN_CONF_MAIN_CONF] = mc;
+    cf->conf[GN_CONF_SRV_CONF] = NULL;
+    cf->conf[GN_CONF_LOC_CONF] = cycle->main_loc;
+    cf->tables = gn_cycle_tables;
+    cf->data = cycle;
+
+    /* the configuration file itself, absolute */
+    name.data = (u_char *) conf_file;
+    name.len = strlen(conf_file);
+    if (conf_file[0] != '/') {
+        char  cwd[PATH_MAX];
+
+        if (getcwd(cwd, sizeof(cwd)) == NULL) {
+            return GN_ERROR;
+        }
+        cycle->conf_file.len = strlen(cwd) + 1 + name.len;
+        cycle->conf_file.data = gn_pnalloc(cycle->pool,
+                                           cycle->conf_file.len + 1);
+        if (cycle->conf_file.data == NULL) {
+            return GN_ERROR;
+        }
+        snprintf((char *) cycle->conf_file.data, cycle->conf_file.len + 1,
+                 "%s/%s", cwd, conf_file);
+    } else if (gn_pstrdup(cycle->pool, &name, &cycle->conf_file) == NULL) {
+        return GN_ERROR;
+    }
+
+    slash = strrchr((char *) cycle->conf_file.data, '/');
+    cf->conf_prefix.data = cycle->conf_file.data;
+    cf->conf_prefix.len = (u_char *) slash + 1 - cycle->conf_file.data;
+
+    return GN_OK;
+}
+
+
+gn_cycle_t *
+gn_cycle_create(const char *conf_file, const char *prefix, char *err,
+    size_t errlen)
+{
+    gn_cycle_t      *cycle;
+    gn_conf_t        cf;
+    gn_main_conf_t  *mc;
+    gn_str_t         pid = gn_string("logs/gannet.pid");
+    gn_str_t         elog = gn_string("logs/error.log");
+    long             ncpu;
+
+    cycle = NULL;
+    memset(&cf, 0, sizeof(cf));
+
+    cf.pool = gn_pool_create(16384);
+    cf.temp_pool = gn_pool_create(16384);
+    if (cf.pool == NULL || cf.temp_pool == NULL) {
+        snprintf(err, errlen, "out of memory");
+        goto failed;
+    }
+
+    cycle = gn_pcalloc(cf.pool, sizeof(gn_cycle_t));
+    if (cycle == NULL) {
+        snprintf(err, errlen, "out of memory");
+        goto failed;
+    }
+    cycle->pool = cf.pool;
+    cycle->error_log_fd = -1;
+
+    if (gn_cycle_init_conf(cycle, &cf, conf_file, prefix) != GN_OK) {
+        snprintf(err, errlen, "out of memory or bad path \"%s\"", conf_file);
+        goto failed;
+    }
+
+    if (gn_conf_parse(&cf, (char *) cycle->conf_file.data) != GN_OK) {
+        snprintf(err, errlen, "%s", cf.err);
+        goto failed;
+    }
+
+    mc = cycle->main;
+
+    if (mc->servers.nelts == 0) {
+        snprintf(err, errlen, "no \"server\" block in %s",
+                 (char *) cycle->conf_file.data);
+        goto failed;
+    }
+
+    if (gn_loc_conf_merge(&cf, cycle->main_loc, NULL) != GN_OK
+        || gn_cycle_merge_servers(&cf, cycle) != GN_OK)
+    {
+        snprintf(err, errlen, "%s", cf.err[0] ? cf.err : "out of memory");
+        goto failed;
+    }
+
+    if (mc->pid.data == NULL && gn_conf_full_name(&cf, &pid, 0) == GN_OK) {
+        mc->pid = pid;
+    }
+    if (mc->error_log.data == NULL
+        && gn_conf_full_name(&cf, &elog, 0) == GN_OK)
+    {
+        mc->error_log = elog;
+    }
+    gn_conf_init_msec_value(mc->shutdown_timeout, 10000);
+    gn_conf_init_value(mc->max_connections, 1024);
+
+    if (mc->max_connections < 1) {
+        snprintf(err, errlen, "\"max_connections\" must be at least 1");
+        goto failed;
+    }
+
+    ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    gn_conf_init_value(mc->children, 0);
+    cycle->children = mc->children ? (gn_uint_t) mc->children
+                                   : (gn_uint_t) gn_max(ncpu, 1);
+    cycle->children = gn_min(cycle->children, GN_MAX_CHILDREN);
+
+    if (gn_cycle_resolve_user(cycle, err, errlen) != GN_OK) {
+        goto failed;
+    }
+
+    if (gn_listen_build(cycle, err, errlen) != GN_OK) {
+        goto failed;
+    }
+
+    gn_pool_destroy(cf.temp_pool);
+    return cycle;
+
+failed:
+
+    gn_pool_destroy(cf.temp_pool);
+    gn_pool_destroy(cf.pool);
+    return NULL;
+}
+
+
+static gn_int_t
+gn_cycle_open_logs(gn_cycle_t *cycle, gn_log_t *log)
+{
+    gn_main_conf_t   *mc = cycle->main;
+    gn_open_file_t  **files;
+    gn_uint_t         i;
+
+    if (gn_str_eq(&mc->error_log, "stderr")) {
+        cycle->error_log_fd = dup(2);
+    } else {
+        cycle->error_log_fd = gn_log_open_file((char *) mc->error_log.data);
+    }
+
+    if (cycle->error_log_fd == -1) {
+        gn_log_error(GN_LOG_EMERG, log, errno, "open() \"%s\" failed",
+                     (char *) mc->error_log.data);
+        return GN_ERROR;
+    }
+
+    if (geteuid() == 0 && !gn_str_eq(&mc->error_log, "stderr")) {
+        (void) fchown(cycle->error_log_fd, mc->uid, (gid_t) -1);
+    }
+
+    cycle->log.level = mc->error_log_level;
+    cycle->log.fd = cycle->error_log_fd;
+
+    files = cycle->open_files.elts;
+    for (i = 0; i < cycle->open_files.nelts; i++) {
+        files[i]->fd = gn_log_open_file((char *) files[i]->name.data);
+        if (files[i]->fd == -1) {
+            gn_log_error(GN_LOG_EMERG, log, errno, "open() \"%s\" failed",
+                         (char *) files[i]->name.data);
+            return GN_ERROR;
+        }
+        if (geteuid() == 0) {
+            (void) fchown(files[i]->fd, mc->uid, (gid_t) -1);
+        }
+    }
+
+    return GN_OK;
+}
+
+
+static void
+gn_cycle_close_logs(gn_cycle_t *cycle)
+{
+    gn_open_file_t  **files;
+    gn_uint_t         i;
+
+    if (cycle->error_log_fd != -1) {
+        close(cycle->error_log_fd);
+        cycle->error_log_fd = -1;
+    }
+
+    files = cycle->open_files.elts;
+    for (i = 0; i < cycle->open_files.nelts; i++) {
+        if (files[i]->fd != -1) {
+            close(files[i]->fd);
+            files[i]->fd = -1;
+        }
+    }
+}
+
+
+gn_int_t
+gn_cycle_open(gn_cycle_t *cycle, gn_cycle_t *old, gn_log_t *log)
+{
+    if (gn_cycle_open_logs(cycle, log) != GN_OK) {
+        gn_cycle_close_logs(cycle);
+        return GN_ERROR;
+    }
+
+    if (gn_listen_open_all(cycle, old, log) != GN_OK) {
+        gn_cycle_close_logs(cycle);
+        return GN_ERROR;
+    }
+
+    return GN_OK;
+}
+
+
+void
+gn_cycle_release(gn_cycle_t *old, gn_cycle_t *cycle)
+{
+    gn_listen_close_unused(old, cycle);
+    gn_cycle_close_logs(old);
+    gn_pool_destroy(old->pool);
+}
+
+
+void
+gn_cycle_destroy(gn_cycle_t *cycle)
+{
+    gn_listen_close_unused(cycle, NULL);
+    gn_cycle_close_logs(cycle);
+    gn_pool_destroy(cycle->pool);
+}
+
+
+static void
+gn_cycle_reopen_fd(int *fdp, const char *name, uid_t owner)
+{
+    int  fd;
+
+    fd = gn_log_open_file(name);
+    if (fd == -1) {
+        gn_log_error(GN_LOG_ALERT, &gn_cycle->log, errno,
+                     "reopening \"%s\" failed", name);
+        return;
+    }
+
+    if (owner != (uid_t) -1) {
+        (void) fchown(fd, owner, (gid_t) -1);
+    }
+
+    /* dup2 keeps the descriptor number, so nothing else needs updating
+     * and no write ever sees a closed fd */
+    if (dup2(fd, *fdp) == -1) {
+        gn_log_error(GN_LOG_ALERT, &gn_cycle->log, errno,
+                     "dup2() for \"%s\" failed", name);
+    }
+    close(fd);
+}
+
+
+void
+gn_cycle_reopen_files(gn_cycle_t *cycle, uid_t owner)
+{
+    gn_open_file_t  **files;
+    gn_uint_t         i;
+
+    if (cycle->error_log_fd != -1
+        && !gn_str_eq(&cycle->main->error_log, "stderr"))
+    {
+        gn_cycle_reopen_fd(&cycle->error_log_fd,
+                           (char *) cycle->main->error_log.data, owner);
+    }
+
+    files = cycle->open_files.elts;
+    for (i = 0; i < cycle->open_files.nelts; i++) {
+        if (files[i]->fd != -1) {
+            gn_cycle_reopen_fd(&files[i]->fd, (char *) files[i]->name.data,
+                               owner);
+        }
+    }
+}
+
+
+gn_loc_conf_t *
+gn_cycle_find_location(gn_srv_conf_t *srv, const u_char *path, size_t len)
+{
+    gn_loc_conf_t  **plc, *lc;
+    gn_uint_t        i;
+
+    plc = srv->locations.elts;
+    for (i = 0; i < srv->locations.nelts; i++) {
+        lc = plc[i];
+
+        if (lc->exact) {
+            if (lc->name.len == len && memcmp(lc->name.data, path, len) == 0) {
+                return lc;
+            }
+            continue;
+        }
+
+        if (lc->name.len <= len
+            && memcmp(lc->name.data, path, lc->name.len) == 0)
+        {
+            return lc;
+        }
+    }
+
+    return srv->loc;
+}
+
+
+const gn_str_t *
+gn_cycle_mime_type(gn_loc_conf_t *lc, const u_char *name, size_t len)
+{
+    const u_char  *p, *dot;
+    u_char         ext[32];
+    gn_str_t       key;
+    gn_mime_t     *m, probe;
+    size_t         n, i;
+
+    dot = NULL;
+    for (p = name + len; p > name; p--) {
+        if (p[-1] == '.') {
+            dot = p;
+            break;
+        }
+        if (p[-1] == '/') {
+            break;
+        }
+    }
+
+    if (dot == NULL || lc->types == NULL) {
+        return &lc->default_type;
+    }
+
+    n = name + len - dot;
+    if (n == 0 || n > sizeof(ext)) {
+        return &lc->default_type;
+    }
+
+    for (i = 0; i < n; i++) {
+        ext[i] = gn_tolower(dot[i]);
+    }
+
+    key.data = ext;
+    key.len = n;
+    probe.ext = key;
+
+    m = bsearch(&probe, lc->types->elts, lc->types->nelts, sizeof(gn_mime_t),
+                gn_mime_cmp);
+
+    return m ? &m->type : &lc->default_type;
+}

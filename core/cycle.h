@@ -1,0 +1,166 @@
+/*
+ * A cycle is everything built from one configuration: the parsed and
+ * merged directives, the listening sockets, the open log files. The
+ * master builds a new cycle on reload and keeps the old one if the new
+ * one fails; children inherit the cycle they were forked with.
+ */
+
+#ifndef GN_CORE_CYCLE_H_INCLUDED
+#define GN_CORE_CYCLE_H_INCLUDED
+
+#include "gn_config.h"
+
+#include <netinet/in.h>
+
+#include "pool.h"
+#include "array.h"
+#include "log.h"
+#include "conf.h"
+
+
+typedef struct gn_cycle_s        gn_cycle_t;
+typedef struct gn_srv_conf_s     gn_srv_conf_t;
+typedef struct gn_loc_conf_s     gn_loc_conf_t;
+typedef struct gn_listen_s       gn_listen_t;
+typedef struct gn_open_file_s    gn_open_file_t;
+typedef struct gn_log_format_s   gn_log_format_t;
+
+
+/* A file opened by the master and shared by the children (access logs). */
+struct gn_open_file_s {
+    gn_str_t          name;        /* absolute, NUL-terminated */
+    int               fd;
+};
+
+typedef struct {
+    gn_str_t          ext;         /* lower case */
+    gn_str_t          type;
+} gn_mime_t;
+
+typedef struct {
+    gn_open_file_t   *file;
+    gn_log_format_t  *format;
+} gn_access_log_t;
+
+/* Per-location settings; the server and main levels have one too, and
+ * inner levels inherit what they leave unset. */
+struct gn_loc_conf_s {
+    gn_str_t          name;        /* location prefix or exact path */
+    gn_uint_t         exact;       /* location = ... */
+
+    gn_str_t          root;        /* absolute, no trailing slash */
+    gn_array_t       *index;       /* of gn_str_t */
+    gn_array_t       *types;       /* of gn_mime_t, sorted by ext */
+    gn_str_t          default_type;
+    gn_array_t       *access_logs; /* of gn_access_log_t; empty = off */
+    gn_flag_t         access_log_off;
+
+    gn_msec_t         keepalive_timeout;
+    gn_int_t          keepalive_requests;
+    gn_msec_t         client_header_timeout;
+    gn_msec_t         client_body_timeout;
+    gn_msec_t         send_timeout;
+    size_t            client_max_request_line;
+    size_t            client_max_header_size;
+    gn_int_t          client_max_headers;
+    size_t            client_max_body_size;
+    gn_flag_t         sendfile;
+    gn_flag_t         server_tokens;
+
+    gn_srv_conf_t    *srv;
+};
+
+typedef struct {
+    struct sockaddr_storage  sa;
+    socklen_t                socklen;
+    gn_int_t                 backlog;
+    gn_uint_t                default_server;
+    gn_str_t                 text;       /* "127.0.0.1:8080" */
+} gn_listen_opt_t;
+
+struct gn_srv_conf_s {
+    gn_array_t       *names;       /* of gn_str_t, lower case */
+    gn_array_t        listens;     /* of gn_listen_opt_t */
+    gn_loc_conf_t    *loc;         /* server-level settings */
+    gn_array_t        locations;   /* of gn_loc_conf_t *, see sort */
+    gn_str_t          file;        /* where the block starts */
+    gn_uint_t         line;
+};
+
+/* One listening socket; several servers may share it (by name). */
+struct gn_listen_s {
+    struct sockaddr_storage  sa;
+    socklen_t                socklen;
+    gn_str_t                 text;
+    int                      fd;
+    gn_int_t                 backlog;
+    gn_array_t               servers;       /* of gn_srv_conf_t * */
+    gn_srv_conf_t           *default_srv;
+    gn_uint_t                tls;           /* seam for the TLS issue */
+};
+
+typedef struct {
+    gn_int_t          children;    /* 0: auto */
+    gn_str_t          user;
+    gn_str_t          group;
+    uid_t             uid;
+    gid_t             gid;
+    gn_str_t          pid;
+    gn_str_t          error_log;   /* absolute path, or "stderr" */
+    gn_uint_t         error_log_level;
+    gn_msec_t         shutdown_timeout;
+    gn_int_t          max_connections;
+    gn_array_t        servers;     /* of gn_srv_conf_t * */
+    gn_array_t        log_formats; /* of gn_log_format_t * */
+} gn_main_conf_t;
+
+struct gn_cycle_s {
+    gn_pool_t        *pool;
+    gn_str_t          conf_file;   /* absolute */
+    gn_str_t          prefix;      /* ends in '/' */
+    gn_main_conf_t   *main;
+    gn_loc_conf_t    *main_loc;
+    gn_array_t        listening;   /* of gn_listen_t */
+    gn_array_t        open_files;  /* of gn_open_file_t * */
+    gn_log_t          log;         /* the error log of this cycle */
+    int               error_log_fd;
+    gn_uint_t         children;    /* resolved "auto" */
+};
+
+
+extern gn_cycle_t  *gn_cycle;      /* the running cycle */
+
+/*
+ * Parses conf_file (prefix for relative paths) into a new cycle and checks
+ * it; opens nothing. Returns NULL with err filled (file:line message).
+ */
+gn_cycle_t *gn_cycle_create(const char *conf_file, const char *prefix,
+    char *err, size_t errlen);
+
+/*
+ * Master only. Opens what the cycle needs -- listening sockets (taking
+ * over those of `old` with the same address, so no connection is refused
+ * across a reload), the error log and access logs. On failure logs to
+ * `log` and closes what it opened; `old` stays intact.
+ */
+gn_int_t gn_cycle_open(gn_cycle_t *cycle, gn_cycle_t *old, gn_log_t *log);
+
+/* Master only, after a successful switch: closes what `old` had and the
+ * new one does not reuse, then frees it. */
+void gn_cycle_release(gn_cycle_t *old, gn_cycle_t *cycle);
+
+/* Frees a cycle that was never switched to (closes what it opened). */
+void gn_cycle_destroy(gn_cycle_t *cycle);
+
+/* Reopens the error log and access logs of the cycle (USR1). */
+void gn_cycle_reopen_files(gn_cycle_t *cycle, uid_t owner);
+
+/* Location lookup: exact match first, then the longest prefix. */
+gn_loc_conf_t *gn_cycle_find_location(gn_srv_conf_t *srv, const u_char *path,
+    size_t len);
+
+/* MIME type for a file name (by extension), or the location default. */
+const gn_str_t *gn_cycle_mime_type(gn_loc_conf_t *lc, const u_char *name,
+    size_t len);
+
+#endif /* GN_CORE_CYCLE_H_INCLUDED */

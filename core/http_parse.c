@@ -1,0 +1,1517 @@
+/*
+ * HTTP/1.x request parsing (RFC 9110, RFC 9112): request head, framing
+ * rules, path normalisation and the chunked transfer coding.
+ *
+ * Pure functions on caller-owned buffers: no I/O, no logging, no
+ * allocation. Every loop is bounded by an explicit end pointer; nothing
+ * here ever reads past the length it was given or relies on a NUL.
+ *
+ * A zero limit in gn_http_limits_t means "no limit" for that quantity.
+ */
+
+#include "gn_config.h"
+
+#include "str.h"
+#include "http_parse.h"
+
+
+/* Chunk extensions, summed over a whole body; then the trailer section. */
+#define GN_HTTP_CHUNK_EXT_MAX      4096
+#define GN_HTTP_CHUNK_TRAILER_MAX  4096
+
+#define GN_HTTP_MAX_OFF_T                                                     \
+    ((off_t) (((uint64_t) 1 << (sizeof(off_t) * 8 - 1)) - 1))
+
+#define gn_http_ows(c)      ((c) == ' ' || (c) == '\t')
+
+
+typedef struct {
+    gn_str_t     name;
+    gn_uint_t    method;
+} gn_http_method_t;
+
+/* What the framing and connection rules collect over all field lines. */
+typedef struct {
+    gn_uint_t    hosts;             /* Host field lines */
+    gn_str_t     host;              /* value of the (single) Host */
+    gn_uint_t    te;                /* Transfer-Encoding field lines */
+    gn_uint_t    te_chunked;        /* "chunked" codings */
+    gn_uint_t    te_other;          /* any other coding */
+    gn_uint_t    conn_close;
+    gn_uint_t    conn_keepalive;
+} gn_http_frame_t;
+
+typedef gn_int_t (*gn_http_field_pt)(gn_http_head_t *h, gn_http_frame_t *f,
+    gn_str_t *value);
+
+typedef struct {
+    gn_str_t           name;
+    gn_http_field_pt   handler;     /* NULL: keep the first value at offset */
+    size_t             offset;
+} gn_http_field_t;
+
+
+static gn_int_t gn_http_tchar(u_char c);
+static u_char *gn_http_next_line(u_char *p, u_char *end, u_char **eol);
+static gn_int_t gn_http_parse_request_line(gn_http_head_t *h, u_char *p,
+    u_char *eol, const gn_http_limits_t *lim);
+static gn_int_t gn_http_parse_version(gn_http_head_t *h, u_char *p,
+    size_t len);
+static gn_int_t gn_http_parse_target(gn_http_head_t *h);
+static void gn_http_split_query(gn_http_head_t *h, u_char *p, u_char *end);
+static gn_int_t gn_http_valid_host(const u_char *p, size_t len);
+static gn_int_t gn_http_parse_field(gn_http_head_t *h, gn_http_header_t *hd,
+    u_char *p, u_char *eol);
+static gn_int_t gn_http_list_next(u_char **pos, u_char *end, gn_str_t *elt);
+static gn_int_t gn_http_process_fields(gn_http_head_t *h);
+static gn_int_t gn_http_frame(gn_http_head_t *h, gn_http_frame_t *f);
+static gn_int_t gn_http_field_host(gn_http_head_t *h, gn_http_frame_t *f,
+    gn_str_t *value);
+static gn_int_t gn_http_field_content_length(gn_http_head_t *h,
+    gn_http_frame_t *f, gn_str_t *value);
+static gn_int_t gn_http_field_transfer_encoding(gn_http_head_t *h,
+    gn_http_frame_t *f, gn_str_t *value);
+static gn_int_t gn_http_field_connection(gn_http_head_t *h,
+    gn_http_frame_t *f, gn_str_t *value);
+static gn_int_t gn_http_field_expect(gn_http_head_t *h, gn_http_frame_t *f,
+    gn_str_t *value);
+static gn_int_t gn_http_hexval(u_char c);
+static gn_int_t gn_http_path_segment(u_char *dst, size_t *d, size_t *seg);
+static gn_int_t gn_http_chunked_byte(gn_http_chunked_t *ctx, u_char ch,
+    off_t max_body);
+static gn_int_t gn_http_chunked_ext(gn_http_chunked_t *ctx, u_char ch,
+    off_t max_body);
+static gn_int_t gn_http_chunked_trailer(gn_http_chunked_t *ctx, u_char ch);
+static gn_int_t gn_http_chunked_size_done(gn_http_chunked_t *ctx,
+    off_t max_body);
+
+
+static gn_http_method_t  gn_http_methods[] = {
+    { gn_string("GET"), GN_HTTP_GET },
+    { gn_string("HEAD"), GN_HTTP_HEAD },
+    { gn_string("POST"), GN_HTTP_POST },
+    { gn_string("PUT"), GN_HTTP_PUT },
+    { gn_string("DELETE"), GN_HTTP_DELETE },
+    { gn_string("OPTIONS"), GN_HTTP_OPTIONS },
+    { gn_string("TRACE"), GN_HTTP_TRACE },
+    { gn_string("CONNECT"), GN_HTTP_CONNECT },
+    { gn_string("PATCH"), GN_HTTP_PATCH }
+};
+
+static gn_http_field_t  gn_http_fields[] = {
+    { gn_string("Host"), gn_http_field_host, 0 },
+    { gn_string("Content-Length"), gn_http_field_content_length, 0 },
+    { gn_string("Transfer-Encoding"), gn_http_field_transfer_encoding, 0 },
+    { gn_string("Connection"), gn_http_field_connection, 0 },
+    { gn_string("Expect"), gn_http_field_expect, 0 },
+    { gn_string("If-Modified-Since"), NULL,
+      offsetof(gn_http_head_t, if_modified_since) },
+    { gn_string("If-Unmodified-Since"), NULL,
+      offsetof(gn_http_head_t, if_unmodified_since) },
+    { gn_string("If-None-Match"), NULL,
+      offsetof(gn_http_head_t, if_none_match) },
+    { gn_string("If-Match"), NULL, offsetof(gn_http_head_t, if_match) },
+    { gn_string("If-Range"), NULL, offsetof(gn_http_head_t, if_range) },
+    { gn_string("Range"), NULL, offsetof(gn_http_head_t, range) },
+    { gn_string("User-Agent"), NULL, offsetof(gn_http_head_t, user_agent) },
+    { gn_string("Referer"), NULL, offsetof(gn_http_head_t, referer) }
+};
+
+
+/* tchar (RFC 9110 5.6.2): the bytes of a token (method, field name). */
+
+static gn_int_t
+gn_http_tchar(u_char c)
+{
+    if ((c >= '0' && c <= '9')
+        || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z'))
+    {
+        return 1;
+    }
+
+    switch (c) {
+    case '!': case '#': case '$': case '%': case '&': case '\'': case '*':
+    case '+': case '-': case '.': case '^': case '_': case '`': case '|':
+    case '~':
+        return 1;
+    }
+
+    return 0;
+}
+
+
+/*
+ * The incremental scan only finds where the head ends and enforces the
+ * size limits; it validates nothing else (gn_http_parse_head() does).
+ * Every decision depends only on the bytes up to the current one, so the
+ * result is the same however the head is split across calls. A CR as the
+ * last byte received is left unscanned until the next byte shows whether
+ * it ends a line (CRLF) or is a bare CR (400).
+ */
+
+gn_int_t
+gn_http_parse_head_end(gn_http_scan_t *s, const u_char *buf, size_t len,
+    const gn_http_limits_t *lim, size_t *head_len)
+{
+    u_char  c;
+    size_t  i, n, eol;
+
+    for (i = s->pos; i < len; i++) {
+
+        if (lim->max_head && i >= lim->max_head) {
+            return 431;
+        }
+
+        c = buf[i];
+
+        if (c == '\r') {
+            if (i + 1 == len) {
+                s->pos = i;
+                return GN_AGAIN;
+            }
+
+            if (buf[i + 1] != '\n') {
+                return 400;
+            }
+
+            eol = i++;
+
+            if (lim->max_head && i >= lim->max_head) {
+                return 431;
+            }
+
+        } else if (c == '\n') {
+            eol = i;
+
+        } else if (c == '\0') {
+            return 400;
+
+        } else {
+            n = i + 1 - s->line_start;
+
+            if (s->lines == 0) {
+                if (lim->max_line && n > lim->max_line) {
+                    return 414;
+                }
+
+            } else {
+                if (n == 1 && lim->max_headers
+                    && s->lines - 1 >= lim->max_headers)
+                {
+                    return 431;
+                }
+
+                if (lim->max_field && n > lim->max_field) {
+                    return 431;
+                }
+            }
+
+            continue;
+        }
+
+        /* a line ended: its content is [line_start, eol) */
+
+        if (eol == s->line_start) {
+            if (s->lines == 0) {
+                s->skip_crlf++;
+                s->line_start = i + 1;
+                continue;
+            }
+
+            s->pos = i + 1;
+            *head_len = i + 1;
+            return GN_OK;
+        }
+
+        s->lines++;
+        s->line_start = i + 1;
+    }
+
+    s->pos = len;
+    return GN_AGAIN;
+}
+
+
+/*
+ * Returns the start of the next line and sets *eol to the end of this
+ * line's content (before CRLF or LF); NULL if no LF is left. A CR
+ * elsewhere stays in the content, where the character checks reject it.
+ */
+
+static u_char *
+gn_http_next_line(u_char *p, u_char *end, u_char **eol)
+{
+    u_char  *lf;
+
+    lf = memchr(p, '\n', end - p);
+    if (lf == NULL) {
+        return NULL;
+    }
+
+    *eol = (lf > p && lf[-1] == '\r') ? lf - 1 : lf;
+
+    return lf + 1;
+}
+
+
+gn_int_t
+gn_http_parse_head(gn_http_head_t *h, u_char *buf, size_t len,
+    const gn_http_limits_t *lim, gn_http_header_t *hdrs, size_t max)
+{
+    u_char    *p, *end, *eol, *next;
+    gn_int_t   rc;
+
+    memset(h, 0, sizeof(gn_http_head_t));
+    h->content_length = -1;
+    h->headers = hdrs;
+
+    p = buf;
+    end = buf + len;
+
+    /* RFC 9112 2.2: empty lines before the request line are ignored */
+
+    for ( ;; ) {
+        if (p < end && *p == '\n') {
+            p++;
+
+        } else if (end - p >= 2 && p[0] == '\r' && p[1] == '\n') {
+            p += 2;
+
+        } else {
+            break;
+        }
+    }
+
+    next = gn_http_next_line(p, end, &eol);
+    if (next == NULL) {
+        h->err = "incomplete request head";
+        return 400;
+    }
+
+    rc = gn_http_parse_request_line(h, p, eol, lim);
+    if (rc != GN_OK) {
+        return rc;
+    }
+
+    for (p = next; /* void */; p = next) {
+
+        next = gn_http_next_line(p, end, &eol);
+        if (next == NULL) {
+            h->err = "incomplete request head";
+            return 400;
+        }
+
+        if (eol == p) {
+            break;
+        }
+
+        if (h->nheaders >= max
+            || (lim->max_headers && h->nheaders >= lim->max_headers))
+        {
+            h->err = "too many header fields";
+            return 431;
+        }
+
+        if (lim->max_field && (size_t) (eol - p) > lim->max_field) {
+            h->err = "header field too large";
+            return 431;
+        }
+
+        rc = gn_http_parse_field(h, &hdrs[h->nheaders], p, eol);
+        if (rc != GN_OK) {
+            return rc;
+        }
+
+        h->nheaders++;
+    }
+
+    if (lim->max_head && (size_t) (next - buf) > lim->max_head) {
+        h->err = "request head too large";
+        return 431;
+    }
+
+    return gn_http_process_fields(h);
+}
+
+
+/* request-line = method SP request-target SP HTTP-version (RFC 9112 3) */
+
+static gn_int_t
+gn_http_parse_request_line(gn_http_head_t *h, u_char *p, u_char *eol,
+    const gn_http_limits_t *lim)
+{
+    u_char      *start;
+    gn_int_t     rc;
+    gn_uint_t    i;
+
+    if (lim->max_line && (size_t) (eol - p) > lim->max_line) {
+        h->err = "request line too long";
+        return 414;
+    }
+
+    for (start = p; p < eol && gn_http_tchar(*p); p++) {
+        /* void */
+    }
+
+    if (p == start || p == eol || *p != ' ') {
+        h->err = "invalid method";
+        return 400;
+    }
+
+    h->method_name.data = start;
+    h->method_name.len = p - start;
+    h->method = GN_HTTP_UNKNOWN;
+
+    for (i = 0; i < gn_nelems(gn_http_methods); i++) {
+        if (gn_str_cmp(&h->method_name, &gn_http_methods[i].name) == 0) {
+            h->method = gn_http_methods[i].method;
+            break;
+        }
+    }
+
+    for (start = ++p; p < eol && *p != ' '; p++) {
+        if (*p < 0x21 || *p > 0x7e) {
+            h->err = "invalid character in request target";
+            return 400;
+        }
+
+        if (*p == '#') {
+            h->err = "fragment in request target";
+            return 400;
+        }
+    }
+
+    if (p == start) {
+        h->err = "invalid request target";
+        return 400;
+    }
+
+    if (p == eol) {
+        h->err = "missing HTTP version";
+        return 400;
+    }
+
+    h->target.data = start;
+    h->target.len = p - start;
+
+    p++;
+
+    rc = gn_http_parse_version(h, p, eol - p);
+    if (rc != GN_OK) {
+        return rc;
+    }
+
+    return gn_http_parse_target(h);
+}
+
+
+/* HTTP-version = "HTTP" "/" DIGIT "." DIGIT, case-sensitive */
+
+static gn_int_t
+gn_http_parse_version(gn_http_head_t *h, u_char *p, size_t len)
+{
+    if (len != sizeof("HTTP/1.1") - 1
+        || memcmp(p, "HTTP/", sizeof("HTTP/") - 1) != 0
+        || p[5] < '0' || p[5] > '9' || p[6] != '.'
+        || p[7] < '0' || p[7] > '9')
+    {
+        h->err = "invalid HTTP version";
+        return 400;
+    }
+
+    if (p[5] == '1' && p[7] == '1') {
+        h->version = GN_HTTP_VERSION_11;
+
+    } else if (p[5] == '1' && p[7] == '0') {
+        h->version = GN_HTTP_VERSION_10;
+
+    } else {
+        h->err = "unsupported HTTP version";
+        return 505;
+    }
+
+    return GN_OK;
+}
+
+
+/*
+ * RFC 9112 3.2: origin-form ("/path?query"), absolute-form (http or https
+ * only: this is an origin server, not a proxy), asterisk-form for OPTIONS
+ * only, authority-form for CONNECT only (and CONNECT takes nothing else).
+ */
+
+static gn_int_t
+gn_http_parse_target(gn_http_head_t *h)
+{
+    u_char  *p, *end, *auth;
+    size_t   skip;
+
+    p = h->target.data;
+    end = p + h->target.len;
+
+    if (h->method == GN_HTTP_CONNECT) {
+        for (auth = end; auth > p && auth[-1] >= '0' && auth[-1] <= '9'; auth--)
+        {
+            /* void: authority-form needs a port, uri-host ":" 1*DIGIT */
+        }
+
+        if (auth == end || auth - 1 <= p || auth[-1] != ':'
+            || gn_http_valid_host(p, end - p) != GN_OK)
+        {
+            h->err = "CONNECT needs host:port";
+            return 400;
+        }
+
+        h->path = h->target;
+        return GN_OK;
+    }
+
+    if (*p == '/') {
+        gn_http_split_query(h, p, end);
+        return GN_OK;
+    }
+
+    if (h->target.len == 1 && *p == '*') {
+        if (h->method != GN_HTTP_OPTIONS) {
+            h->err = "asterisk-form only allowed for OPTIONS";
+            return 400;
+        }
+
+        h->path = h->target;
+        return GN_OK;
+    }
+
+    if (h->target.len > 7 && gn_strncasecmp(p, (u_char *) "http://", 7) == 0)
+    {
+        skip = 7;
+
+    } else if (h->target.len > 8
+               && gn_strncasecmp(p, (u_char *) "https://", 8) == 0)
+    {
+        skip = 8;
+
+    } else {
+        h->err = "invalid request target";
+        return 400;
+    }
+
+    for (auth = p + skip, p = auth; p < end; p++) {
+        if (*p == '/' || *p == '?') {
+            break;
+        }
+
+        if (*p == '@') {
+            h->err = "userinfo in request target";
+            return 400;
+        }
+    }
+
+    if (gn_http_valid_host(auth, p - auth) != GN_OK) {
+        h->err = "invalid host in request target";
+        return 400;
+    }
+
+    h->abs_host.data = auth;
+    h->abs_host.len = p - auth;
+
+    if (p < end && *p == '/') {
+        gn_http_split_query(h, p, end);
+        return GN_OK;
+    }
+
+    gn_str_set(&h->path, "/");
+
+    if (p < end) {
+        h->has_query = 1;
+        h->query.data = p + 1;
+        h->query.len = end - p - 1;
+    }
+
+    return GN_OK;
+}
+
+
+static void
+gn_http_split_query(gn_http_head_t *h, u_char *p, u_char *end)
+{
+    u_char  *q;
+
+    q = memchr(p, '?', end - p);
+
+    h->path.data = p;
+    h->path.len = (q ? q : end) - p;
+
+    if (q != NULL) {
+        h->has_query = 1;
+        h->query.data = q + 1;
+        h->query.len = end - q - 1;
+    }
+}
+
+
+/*
+ * A loose check of uri-host [ ":" port ] (Host or a target's authority):
+ * not empty, no whitespace, CTL, DEL or bytes that would let the name
+ * escape a directory or carry a second value ('/', '\\', '@', '?', '#',
+ * ','), no "..", a bracketed IP literal closed before the port, and a
+ * port of digits only.
+ */
+
+static gn_int_t
+gn_http_valid_host(const u_char *p, size_t len)
+{
+    size_t   i, port;
+    u_char   c;
+
+    if (len == 0) {
+        return GN_ERROR;
+    }
+
+    port = len;
+
+    if (p[0] == '[') {
+        for (i = 1; i < len && p[i] != ']'; i++) {
+            /* void */
+        }
+
+        if (i == len || i == 1) {
+            return GN_ERROR;
+        }
+
+        if (i + 1 < len) {
+            if (p[i + 1] != ':') {
+                return GN_ERROR;
+            }
+            port = i + 1;
+        }
+
+    } else {
+        for (i = 0; i < len; i++) {
+            if (p[i] == ':') {
+                if (port != len || i == 0) {
+                    return GN_ERROR;
+                }
+                port = i;
+            }
+        }
+    }
+
+    for (i = 0; i < len; i++) {
+        c = p[i];
+
+        if (c <= 0x20 || c == 0x7f || c == '/' || c == '\\' || c == '@'
+            || c == '?' || c == '#' || c == ',')
+        {
+            return GN_ERROR;
+        }
+
+        if (c == '.' && i + 1 < len && p[i + 1] == '.') {
+            return GN_ERROR;
+        }
+
+        if (i > port && (c < '0' || c > '9')) {
+            return GN_ERROR;
+        }
+    }
+
+    return GN_OK;
+}
+
+
+/*
+ * field-line = field-name ":" OWS field-value OWS (RFC 9112 5): the name
+ * is a token with nothing between it and the colon; a line that starts
+ * with whitespace is obs-fold (or whitespace after the request line,
+ * RFC 9112 2.2), rejected either way.
+ */
+
+static gn_int_t
+gn_http_parse_field(gn_http_head_t *h, gn_http_header_t *hd, u_char *p,
+    u_char *eol)
+{
+    u_char  *start, *vend;
+
+    if (gn_http_ows(*p)) {
+        h->err = "obsolete line folding";
+        return 400;
+    }
+
+    for (start = p; p < eol && gn_http_tchar(*p); p++) {
+        /* void */
+    }
+
+    if (p == eol) {
+        h->err = "missing colon in header line";
+        return 400;
+    }
+
+    if (*p != ':') {
+        h->err = gn_http_ows(*p) ? "whitespace before colon"
+                                 : "invalid header name";
+        return 400;
+    }
+
+    if (p == start) {
+        h->err = "empty header name";
+        return 400;
+    }
+
+    hd->name.data = start;
+    hd->name.len = p - start;
+
+    for (p++; p < eol && gn_http_ows(*p); p++) {
+        /* void */
+    }
+
+    for (vend = eol; vend > p && gn_http_ows(vend[-1]); vend--) {
+        /* void */
+    }
+
+    hd->value.data = p;
+    hd->value.len = vend - p;
+
+    for ( /* void */ ; p < vend; p++) {
+        if ((*p < 0x20 && *p != '\t') || *p == 0x7f) {
+            h->err = "invalid character in header value";
+            return 400;
+        }
+    }
+
+    return GN_OK;
+}
+
+
+gn_http_header_t *
+gn_http_header_find(const gn_http_head_t *h, const char *name, size_t len)
+{
+    gn_uint_t  i;
+
+    for (i = 0; i < h->nheaders; i++) {
+        if (h->headers[i].name.len == len
+            && gn_strncasecmp(h->headers[i].name.data, (const u_char *) name,
+                              len) == 0)
+        {
+            return &h->headers[i];
+        }
+    }
+
+    return NULL;
+}
+
+
+/*
+ * Next element of a comma-separated list (RFC 9110 5.6.1), OWS trimmed;
+ * empty elements are returned as such (so "" yields one empty element).
+ * Returns 0 at the end.
+ */
+
+static gn_int_t
+gn_http_list_next(u_char **pos, u_char *end, gn_str_t *elt)
+{
+    u_char  *p, *start, *last;
+
+    p = *pos;
+
+    if (p == NULL) {
+        return 0;
+    }
+
+    for (start = p; p < end && *p != ','; p++) {
+        /* void */
+    }
+
+    for (last = p; start < last && gn_http_ows(*start); start++) {
+        /* void */
+    }
+
+    while (last > start && gn_http_ows(last[-1])) {
+        last--;
+    }
+
+    elt->data = start;
+    elt->len = last - start;
+
+    *pos = (p < end) ? p + 1 : NULL;      /* past the comma, or stop */
+
+    return 1;
+}
+
+
+/*
+ * Message framing and connection rules (RFC 9112 6.1-6.3, 9.3), decided
+ * once the whole head is parsed. A request body is framed by exactly one
+ * rule, and anything that could let another HTTP processor on the path
+ * see a different framing (request smuggling) is refused:
+ *
+ *   1. Transfer-Encoding present:
+ *      - in HTTP/1.0 -> 400 (6.1: the framing is faulty);
+ *      - together with Content-Length -> 400 (6.1 lets a server reject
+ *        this instead of dropping Content-Length; we do, always);
+ *      - an empty value or a malformed or empty list element -> 400;
+ *      - "chunked" more than once -> 400 (6.1: MUST NOT apply twice);
+ *      - any other coding (gzip, "xchunked", ...), which includes a final
+ *        coding other than chunked, -> 501: the body length cannot be
+ *        determined (6.3 rule 4) and we decode nothing but chunked;
+ *      - otherwise the body is chunked (h->chunked = 1).
+ *   2. Content-Length present (6.3 rule 6): every element of every CL
+ *      field must be 1*DIGIT (no sign, no spaces inside, no empty
+ *      element), fit in off_t, and all must be equal (8.6 allows
+ *      "5, 5" and repeated identical fields); else 400.
+ *   3. Neither: no body (6.3 rule 7: a request without framing has a
+ *      zero-length body).
+ * Host (RFC 9112 3.2): exactly one field line in HTTP/1.1 (zero or two
+ * -> 400), at most one in HTTP/1.0; its value must be a plausible
+ * uri-host[:port]. An empty Host is accepted only when the target is in
+ * absolute-form, whose authority overrides Host (3.2.2) and becomes
+ * h->host.
+ * Connection (9.3): HTTP/1.1 keeps the connection unless a "close" token
+ * is present; HTTP/1.0 closes unless "keep-alive" is present; "close"
+ * wins over "keep-alive". Tokens may be spread over several fields.
+ * Expect: only "100-continue" (any case, HTTP/1.1 only, RFC 9110 10.1.1)
+ * is recognised; other expectations are left to the caller, which may
+ * answer 417 after looking at the field with gn_http_header_find().
+ *
+ * Whenever gn_http_parse_head() returns an error status the framing of
+ * what follows is unknown: the caller must close the connection after
+ * sending the error response.
+ */
+
+static gn_int_t
+gn_http_process_fields(gn_http_head_t *h)
+{
+    gn_int_t          rc;
+    gn_str_t         *slot;
+    gn_uint_t         i, k;
+    gn_http_frame_t   f;
+    gn_http_header_t *hd;
+
+    memset(&f, 0, sizeof(gn_http_frame_t));
+
+    for (i = 0; i < h->nheaders; i++) {
+        hd = &h->headers[i];
+
+        for (k = 0; k < gn_nelems(gn_http_fields); k++) {
+            if (gn_str_casecmp(&hd->name, &gn_http_fields[k].name) != 0) {
+                continue;
+            }
+
+            if (gn_http_fields[k].handler != NULL) {
+                rc = gn_http_fields[k].handler(h, &f, &hd->value);
+                if (rc != GN_OK) {
+                    return rc;
+                }
+                break;
+            }
+
+            slot = (gn_str_t *) ((u_char *) h + gn_http_fields[k].offset);
+            if (slot->data == NULL) {
+                *slot = hd->value;
+            }
+
+            break;
+        }
+    }
+
+    return gn_http_frame(h, &f);
+}
+
+
+static gn_int_t
+gn_http_frame(gn_http_head_t *h, gn_http_frame_t *f)
+{
+    if (h->version == GN_HTTP_VERSION_11 && f->hosts == 0) {
+        h->err = "missing Host header";
+        return 400;
+    }
+
+    if (f->hosts && f->host.len == 0 && h->abs_host.len == 0
+        && h->version == GN_HTTP_VERSION_11)
+    {
+        h->err = "empty Host header";
+        return 400;
+    }
+
+    h->host = h->abs_host.len ? h->abs_host : f->host;
+
+    if (f->te) {
+        if (h->version == GN_HTTP_VERSION_10) {
+            h->err = "Transfer-Encoding in HTTP/1.0 request";
+            return 400;
+        }
+
+        if (h->content_length != -1) {
+            h->err = "both Content-Length and Transfer-Encoding";
+            return 400;
+        }
+
+        if (f->te_chunked > 1) {
+            h->err = "chunked applied more than once";
+            return 400;
+        }
+
+        if (f->te_other || f->te_chunked == 0) {
+            h->err = "unsupported transfer coding";
+            return 501;
+        }
+
+        h->chunked = 1;
+    }
+
+    if (h->version == GN_HTTP_VERSION_11) {
+        h->keepalive = !f->conn_close;
+
+    } else {
+        h->keepalive = f->conn_keepalive && !f->conn_close;
+    }
+
+    return GN_OK;
+}
+
+
+static gn_int_t
+gn_http_field_host(gn_http_head_t *h, gn_http_frame_t *f, gn_str_t *value)
+{
+    if (++f->hosts > 1) {
+        h->err = "duplicate Host header";
+        return 400;
+    }
+
+    if (value->len && gn_http_valid_host(value->data, value->len) != GN_OK) {
+        h->err = "invalid Host header";
+        return 400;
+    }
+
+    f->host = *value;
+
+    return GN_OK;
+}
+
+
+static gn_int_t
+gn_http_field_content_length(gn_http_head_t *h, gn_http_frame_t *f,
+    gn_str_t *value)
+{
+    off_t      n;
+    u_char    *p, *end;
+    size_t     i;
+    gn_str_t   elt;
+
+    p = value->data;
+    end = p + value->len;
+
+    while (gn_http_list_next(&p, end, &elt)) {
+
+        if (elt.len == 0) {
+            h->err = "invalid Content-Length";
+            return 400;
+        }
+
+        for (n = 0, i = 0; i < elt.len; i++) {
+            if (elt.data[i] < '0' || elt.data[i] > '9'
+                || n > (GN_HTTP_MAX_OFF_T - (elt.data[i] - '0')) / 10)
+            {
+                h->err = "invalid Content-Length";
+                return 400;
+            }
+
+            n = n * 10 + (elt.data[i] - '0');
+        }
+
+        if (h->content_length != -1 && h->content_length != n) {
+            h->err = "conflicting Content-Length";
+            return 400;
+        }
+
+        h->content_length = n;
+    }
+
+    return GN_OK;
+}
+
+
+/*
+ * transfer-coding = token *( OWS ";" OWS transfer-parameter ). Only a
+ * bare "chunked" counts as chunked; a token with parameters or any other
+ * token is "another coding" (501). Whatever follows a token must start a
+ * parameter list, so "chunked x" or "chunked\"" is malformed (400).
+ */
+
+static gn_int_t
+gn_http_field_transfer_encoding(gn_http_head_t *h, gn_http_frame_t *f,
+    gn_str_t *value)
+{
+    u_char    *p, *end;
+    size_t     i;
+    gn_str_t   elt;
+
+    f->te++;
+
+    if (value->len == 0) {
+        h->err = "empty Transfer-Encoding";
+        return 400;
+    }
+
+    p = value->data;
+    end = p + value->len;
+
+    while (gn_http_list_next(&p, end, &elt)) {
+
+        for (i = 0; i < elt.len && gn_http_tchar(elt.data[i]); i++) {
+            /* void */
+        }
+
+        if (i == elt.len && gn_str_caseeq(&elt, "chunked")) {
+            f->te_chunked++;
+            continue;
+        }
+
+        while (i < elt.len && gn_http_ows(elt.data[i])) {
+            i++;
+        }
+
+        if (i == 0 || (i < elt.len && elt.data[i] != ';')) {
+            h->err = "invalid Transfer-Encoding";
+            return 400;
+        }
+
+        f->te_other++;
+    }
+
+    return GN_OK;
+}
+
+
+static gn_int_t
+gn_http_field_connection(gn_http_head_t *h, gn_http_frame_t *f,
+    gn_str_t *value)
+{
+    u_char    *p, *end;
+    gn_str_t   elt;
+
+    p = value->data;
+    end = p + value->len;
+
+    while (gn_http_list_next(&p, end, &elt)) {
+        if (gn_str_caseeq(&elt, "close")) {
+            f->conn_close = 1;
+
+        } else if (gn_str_caseeq(&elt, "keep-alive")) {
+            f->conn_keepalive = 1;
+        }
+    }
+
+    return GN_OK;
+}
+
+
+static gn_int_t
+gn_http_field_expect(gn_http_head_t *h, gn_http_frame_t *f, gn_str_t *value)
+{
+    u_char    *p, *end;
+    gn_str_t   elt;
+
+    if (h->version != GN_HTTP_VERSION_11) {
+        return GN_OK;
+    }
+
+    p = value->data;
+    end = p + value->len;
+
+    while (gn_http_list_next(&p, end, &elt)) {
+        if (gn_str_caseeq(&elt, "100-continue")) {
+            h->expect_continue = 1;
+        }
+    }
+
+    return GN_OK;
+}
+
+
+static gn_int_t
+gn_http_hexval(u_char c)
+{
+    if (c >= '0' && c <= '9') {
+        return c - '0';
+    }
+
+    c |= 0x20;
+
+    if (c >= 'a' && c <= 'f') {
+        return c - 'a' + 10;
+    }
+
+    return -1;
+}
+
+
+/*
+ * Decoding comes first, so "%2e%2e", ".%2E" and "%2f" are seen as the
+ * dots and slashes they stand for: a decoded '/' separates segments like
+ * a literal one (the file system would see it so). dst always holds the
+ * result so far; dst[seg - 1] is the '/' before the current segment.
+ */
+
+gn_int_t
+gn_http_normalize_path(const u_char *src, size_t src_len, u_char *dst,
+    size_t *dst_len)
+{
+    u_char    c;
+    size_t    i, d, seg;
+    gn_int_t  hi, lo;
+
+    if (src_len == 0 || src[0] != '/') {
+        return GN_ERROR;
+    }
+
+    dst[0] = '/';
+    d = 1;
+    seg = 1;
+
+    for (i = 1; i < src_len; i++) {
+        c = src[i];
+
+        if (c == '%') {
+            if (src_len - i < 3) {
+                return GN_ERROR;
+            }
+
+            hi = gn_http_hexval(src[i + 1]);
+            lo = gn_http_hexval(src[i + 2]);
+
+            if (hi < 0 || lo < 0) {
+                return GN_ERROR;
+            }
+
+            c = (u_char) (hi * 16 + lo);
+            i += 2;
+        }
+
+        if (c < 0x20 || c == 0x7f) {
+            return GN_ERROR;
+        }
+
+        if (c != '/') {
+            dst[d++] = c;
+            continue;
+        }
+
+        if (gn_http_path_segment(dst, &d, &seg) != GN_OK) {
+            return GN_ERROR;
+        }
+
+        if (d > seg) {
+            dst[d++] = '/';
+            seg = d;
+        }
+    }
+
+    if (gn_http_path_segment(dst, &d, &seg) != GN_OK) {
+        return GN_ERROR;
+    }
+
+    *dst_len = d;
+
+    return GN_OK;
+}
+
+
+/*
+ * The segment dst[seg..d) is complete: "." is dropped, ".." drops itself
+ * and the segment before it (GN_ERROR at the root), either way leaving
+ * dst ending in '/' (d == seg); an empty segment (from "//") stays empty.
+ */
+
+static gn_int_t
+gn_http_path_segment(u_char *dst, size_t *d, size_t *seg)
+{
+    size_t  len, p;
+
+    len = *d - *seg;
+
+    if (len == 1 && dst[*seg] == '.') {
+        *d = *seg;
+        return GN_OK;
+    }
+
+    if (len != 2 || dst[*seg] != '.' || dst[*seg + 1] != '.') {
+        return GN_OK;
+    }
+
+    if (*seg == 1) {
+        return GN_ERROR;
+    }
+
+    for (p = *seg - 2; dst[p] != '/'; p--) {
+        /* void: dst[0] is '/' */
+    }
+
+    *seg = p + 1;
+    *d = p + 1;
+
+    return GN_OK;
+}
+
+
+/*
+ * Chunked body (RFC 9112 7.1):
+ *
+ *   chunk-size [ chunk-ext ] CRLF  chunk-data CRLF  ...
+ *   "0" [ chunk-ext ] CRLF  *( field-line CRLF )  CRLF
+ *   chunk-ext = *( BWS ";" BWS name [ BWS "=" BWS ( token / quoted ) ] )
+ *
+ * One byte at a time through a state machine, except chunk data, which is
+ * handed out in place. Bare LF is accepted for CRLF; a CR must be
+ * followed by LF. The extension grammar is checked exactly (a lenient
+ * extension parser is a known smuggling vector: a quoted CR or LF must
+ * never end a line here when it would not elsewhere).
+ */
+
+enum {
+    sw_size_start = 0,
+    sw_size,
+    sw_size_lf,
+    sw_ext_ws,              /* BWS after the size, before ';' */
+    sw_ext_name_start,
+    sw_ext_name,
+    sw_ext_name_ws,
+    sw_ext_value_start,
+    sw_ext_value,
+    sw_ext_value_ws,
+    sw_ext_quoted,
+    sw_ext_quoted_pair,
+    sw_ext_quoted_end,
+    sw_data,
+    sw_data_cr,
+    sw_data_lf,
+    sw_trailer_start,
+    sw_trailer_name,
+    sw_trailer_value,
+    sw_trailer_lf,
+    sw_last_lf,
+    sw_done,
+    sw_error
+};
+
+
+gn_int_t
+gn_http_chunked_parse(gn_http_chunked_t *ctx, u_char **pos, u_char *end,
+    u_char **data, size_t *size, off_t max_body)
+{
+    u_char    *p;
+    size_t     n;
+    gn_int_t   rc;
+
+    if (ctx->state == sw_done) {
+        return GN_DONE;
+    }
+
+    if (ctx->state == sw_error) {
+        return GN_ERROR;
+    }
+
+    for (p = *pos; p < end; /* void */) {
+
+        if (ctx->state == sw_data) {
+            n = end - p;
+
+            if ((off_t) n > ctx->size) {
+                n = (size_t) ctx->size;
+            }
+
+            *data = p;
+            *size = n;
+            *pos = p + n;
+
+            ctx->size -= n;
+            ctx->total += n;
+
+            if (ctx->size == 0) {
+                ctx->state = sw_data_cr;
+            }
+
+            return GN_OK;
+        }
+
+        rc = gn_http_chunked_byte(ctx, *p, max_body);
+
+        if (rc != GN_OK) {
+            ctx->state = sw_error;
+            *pos = p;
+            return GN_ERROR;
+        }
+
+        p++;
+
+        if (ctx->state == sw_done) {
+            *pos = p;
+            return GN_DONE;
+        }
+    }
+
+    *pos = p;
+
+    return GN_AGAIN;
+}
+
+
+static gn_int_t
+gn_http_chunked_byte(gn_http_chunked_t *ctx, u_char ch, off_t max_body)
+{
+    gn_int_t  v;
+
+    if (ctx->state >= sw_ext_ws && ctx->state <= sw_ext_quoted_end) {
+        return gn_http_chunked_ext(ctx, ch, max_body);
+    }
+
+    if (ctx->state >= sw_trailer_start && ctx->state <= sw_last_lf) {
+        return gn_http_chunked_trailer(ctx, ch);
+    }
+
+    switch (ctx->state) {
+
+    case sw_size_start:
+        v = gn_http_hexval(ch);
+        if (v < 0) {
+            return GN_ERROR;
+        }
+        ctx->size = v;
+        ctx->state = sw_size;
+        return GN_OK;
+
+    case sw_size:
+        v = gn_http_hexval(ch);
+        if (v >= 0) {
+            if (ctx->size > (GN_HTTP_MAX_OFF_T - v) / 16) {
+                return GN_ERROR;
+            }
+            ctx->size = ctx->size * 16 + v;
+            return GN_OK;
+        }
+
+        if (ch == '\r') {
+            ctx->state = sw_size_lf;
+            return GN_OK;
+        }
+
+        if (ch == '\n') {
+            return gn_http_chunked_size_done(ctx, max_body);
+        }
+
+        ctx->state = sw_ext_ws;
+        return gn_http_chunked_ext(ctx, ch, max_body);
+
+    case sw_size_lf:
+        if (ch != '\n') {
+            return GN_ERROR;
+        }
+        return gn_http_chunked_size_done(ctx, max_body);
+
+    case sw_data_cr:
+        if (ch == '\r') {
+            ctx->state = sw_data_lf;
+            return GN_OK;
+        }
+        if (ch == '\n') {
+            ctx->state = sw_size_start;
+            return GN_OK;
+        }
+        return GN_ERROR;
+
+    case sw_data_lf:
+        if (ch != '\n') {
+            return GN_ERROR;
+        }
+        ctx->state = sw_size_start;
+        return GN_OK;
+    }
+
+    return GN_ERROR;
+}
+
+
+/* Extension bytes, from the first one after the chunk size to its CR. */
+
+static gn_int_t
+gn_http_chunked_ext(gn_http_chunked_t *ctx, u_char ch, off_t max_body)
+{
+    gn_uint_t  ows, tchar;
+
+    if (++ctx->ext_len > GN_HTTP_CHUNK_EXT_MAX) {
+        return GN_ERROR;
+    }
+
+    ows = gn_http_ows(ch);
+    tchar = gn_http_tchar(ch);
+
+    switch (ctx->state) {
+
+    case sw_ext_ws:
+    case sw_ext_name_ws:
+    case sw_ext_value_ws:
+        if (ows) {
+            return GN_OK;
+        }
+        if (ch == ';') {
+            ctx->state = sw_ext_name_start;
+            return GN_OK;
+        }
+        if (ch == '=' && ctx->state == sw_ext_name_ws) {
+            ctx->state = sw_ext_value_start;
+            return GN_OK;
+        }
+        return GN_ERROR;
+
+    case sw_ext_name_start:
+    case sw_ext_value_start:
+        if (ows) {
+            return GN_OK;
+        }
+        if (tchar) {
+            ctx->state = ctx->state == sw_ext_name_start ? sw_ext_name
+                                                         : sw_ext_value;
+            return GN_OK;
+        }
+        if (ch == '"' && ctx->state == sw_ext_value_start) {
+            ctx->state = sw_ext_quoted;
+            return GN_OK;
+        }
+        return GN_ERROR;
+
+    case sw_ext_quoted:
+        if (ch == '"') {
+            ctx->state = sw_ext_quoted_end;
+            return GN_OK;
+        }
+        if (ch == '\\') {
+            ctx->state = sw_ext_quoted_pair;
+            return GN_OK;
+        }
+        return (ch >= 0x20 && ch != 0x7f) || ch == '\t' ? GN_OK : GN_ERROR;
+
+    case sw_ext_quoted_pair:
+        ctx->state = sw_ext_quoted;
+        return (ch >= 0x20 && ch != 0x7f) || ch == '\t' ? GN_OK : GN_ERROR;
+    }
+
+    /* sw_ext_name, sw_ext_value, sw_ext_quoted_end: what may follow */
+
+    if (tchar && ctx->state != sw_ext_quoted_end) {
+        return GN_OK;
+    }
+
+    if (ows) {
+        ctx->state = ctx->state == sw_ext_name ? sw_ext_name_ws
+                                               : sw_ext_value_ws;
+        return GN_OK;
+    }
+
+    switch (ch) {
+    case ';':
+        ctx->state = sw_ext_name_start;
+        return GN_OK;
+
+    case '=':
+        if (ctx->state != sw_ext_name) {
+            return GN_ERROR;
+        }
+        ctx->state = sw_ext_value_start;
+        return GN_OK;
+
+    case '\r':
+        ctx->ext_len--;
+        ctx->state = sw_size_lf;
+        return GN_OK;
+
+    case '\n':
+        ctx->ext_len--;
+        return gn_http_chunked_size_done(ctx, max_body);
+    }
+
+    return GN_ERROR;
+}
+
+
+/* The trailer section: field lines, then an empty line. */
+
+static gn_int_t
+gn_http_chunked_trailer(gn_http_chunked_t *ctx, u_char ch)
+{
+    if (++ctx->ext_len > GN_HTTP_CHUNK_TRAILER_MAX) {
+        return GN_ERROR;
+    }
+
+    switch (ctx->state) {
+
+    case sw_trailer_start:
+        if (ch == '\r') {
+            ctx->state = sw_last_lf;
+            return GN_OK;
+        }
+        if (ch == '\n') {
+            ctx->state = sw_done;
+            return GN_OK;
+        }
+        if (!gn_http_tchar(ch)) {
+            return GN_ERROR;            /* incl. obs-fold */
+        }
+        ctx->state = sw_trailer_name;
+        return GN_OK;
+
+    case sw_trailer_name:
+        if (ch == ':') {
+            ctx->state = sw_trailer_value;
+            return GN_OK;
+        }
+        return gn_http_tchar(ch) ? GN_OK : GN_ERROR;
+
+    case sw_trailer_value:
+        if (ch == '\r') {
+            ctx->state = sw_trailer_lf;
+            return GN_OK;
+        }
+        if (ch == '\n') {
+            ctx->state = sw_trailer_start;
+            return GN_OK;
+        }
+        return (ch >= 0x20 && ch != 0x7f) || ch == '\t' ? GN_OK : GN_ERROR;
+
+    case sw_trailer_lf:
+        if (ch != '\n') {
+            return GN_ERROR;
+        }
+        ctx->state = sw_trailer_start;
+        return GN_OK;
+
+    case sw_last_lf:
+        if (ch != '\n') {
+            return GN_ERROR;
+        }
+        ctx->state = sw_done;
+        return GN_OK;
+    }
+
+    return GN_ERROR;
+}
+
+
+static gn_int_t
+gn_http_chunked_size_done(gn_http_chunked_t *ctx, off_t max_body)
+{
+    if (ctx->size > GN_HTTP_MAX_OFF_T - ctx->total) {
+        return GN_ERROR;
+    }
+
+    if (max_body > 0 && ctx->total + ctx->size > max_body) {
+        return GN_ERROR;
+    }
+
+    if (ctx->size == 0) {
+        ctx->ext_len = 0;
+        ctx->state = sw_trailer_start;
+        return GN_OK;
+    }
+
+    ctx->state = sw_data;
+
+    return GN_OK;
+}

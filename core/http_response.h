@@ -1,0 +1,27 @@
+/*
+ * Response heads and error pages.
+ */
+
+#ifndef GN_CORE_HTTP_RESPONSE_H_INCLUDED
+#define GN_CORE_HTTP_RESPONSE_H_INCLUDED
+
+#include "gn_config.h"
+
+#include "http_request.h"
+
+
+/* "404 Not Found"; an unknown code gets a generic text. */
+const gn_str_t *gn_http_status_line(gn_uint_t status);
+
+/* Builds the response head in r->iov[0] from r's response fields.
+ * Returns GN_OK or GN_ERROR (out of memory). */
+gn_int_t gn_http_response_head(gn_http_request_t *r);
+
+/* Prepares a complete error response (small HTML body) for `status`.
+ * Returns GN_OK or GN_ERROR. */
+gn_int_t gn_http_response_error(gn_http_request_t *r, gn_uint_t status);
+
+/* Formats t as an IMF-fixdate into buf (30 bytes); returns length. */
+size_t gn_http_time(u_char *buf, time_t t);
+
+#endif /* GN_CORE_HTTP_RESPONSE_H_INCLUDED */

@@ -1,0 +1,355 @@
+/*
+ * Listening sockets.
+ */
+
+#include "gn_config.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
+#include "listen.h"
+
+
+gn_int_t
+gn_listen_parse_addr(const gn_str_t *text, gn_listen_opt_t *lo, char *err,
+    size_t errlen)
+{
+    struct sockaddr_in   *sin;
+    struct sockaddr_in6  *sin6;
+    u_char               *p, *last, *colon;
+    char                  host[64];
+    gn_int_t              port;
+    size_t                hlen;
+
+    p = text->data;
+    last = p + text->len;
+    memset(&lo->sa, 0, sizeof(lo->sa));
+
+    if (text->len > 0 && p[0] == '[') {
+        colon = memchr(p, ']', text->len);
+        if (colon == NULL || colon + 1 >= last || colon[1] != ':') {
+            snprintf(err, errlen, "invalid address \"%.*s\", expected "
+                     "[IPv6]:PORT", GN_STR_ARG(text));
+            return GN_ERROR;
+        }
+        hlen = colon - p - 1;
+        if (hlen >= sizeof(host)) {
+            goto invalid;
+        }
+        memcpy(host, p + 1, hlen);
+        host[hlen] = '\0';
+        port = gn_atoi(colon + 2, last - colon - 2);
+
+        sin6 = (struct sockaddr_in6 *) &lo->sa;
+        sin6->sin6_family = AF_INET6;
+        if (inet_pton(AF_INET6, host, &sin6->sin6_addr) != 1) {
+            goto invalid;
+        }
+        sin6->sin6_port = htons((uint16_t) port);
+        lo->socklen = sizeof(struct sockaddr_in6);
+        goto port;
+    }
+
+    sin = (struct sockaddr_in *) &lo->sa;
+    sin->sin_family = AF_INET;
+    lo->socklen = sizeof(struct sockaddr_in);
+
+    colon = NULL;
+    for (p = text->data; p < last; p++) {
+        if (*p == ':') {
+            colon = p;
+        }
+    }
+
+    if (colon == NULL) {
+        port = gn_atoi(text->data, text->len);
+        sin->sin_addr.s_addr = htonl(INADDR_ANY);
+
+    } else {
+        hlen = colon - text->data;
+        if (hlen == 0 || hlen >= sizeof(host)) {
+            goto invalid;
+        }
+        memcpy(host, text->data, hlen);
+        host[hlen] = '\0';
+        port = gn_atoi(colon + 1, last - colon - 1);
+
+        if (strcmp(host, "*") == 0) {
+            sin->sin_addr.s_addr = htonl(INADDR_ANY);
+        } else if (strcmp(host, "localhost") == 0) {
+            sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        } else if (inet_pton(AF_INET, host, &sin->sin_addr) != 1) {
+            goto invalid;
+        }
+    }
+
+    sin->sin_port = htons((uint16_t) port);
+
+port:
+
+    if (port <= 0 || port > 65535) {
+        snprintf(err, errlen, "invalid port in \"%.*s\", expected a number "
+                 "from 1 to 65535", GN_STR_ARG(text));
+        return GN_ERROR;
+    }
+
+    lo->text = *text;
+    return GN_OK;
+
+invalid:
+
+    snprintf(err, errlen, "invalid address \"%.*s\", expected [ADDR:]PORT "
+             "with ADDR an IPv4 address, [IPv6], * or localhost",
+             GN_STR_ARG(text));
+    return GN_ERROR;
+}
+
+
+size_t
+gn_sockaddr_text(const struct sockaddr *sa, char *buf, size_t len)
+{
+    const void  *addr;
+
+    if (sa->sa_family == AF_INET6) {
+        addr = &((const struct sockaddr_in6 *) sa)->sin6_addr;
+    } else {
+        addr = &((const struct sockaddr_in *) sa)->sin_addr;
+    }
+
+    if (inet_ntop(sa->sa_family, addr, buf, (socklen_t) len) == NULL) {
+        buf[0] = '\0';
+        return 0;
+    }
+
+    return strlen(buf);
+}
+
+
+static size_t
+gn_listen_text(gn_listen_t *ls, gn_pool_t *pool)
+{
+    char    host[INET6_ADDRSTRLEN];
+    int     port;
+    size_t  n;
+
+    n = gn_sockaddr_text((struct sockaddr *) &ls->sa, host, sizeof(host));
+    port = ntohs(((struct sockaddr_in *) &ls->sa)->sin_port);
+
+    ls->text.data = gn_pnalloc(pool, n + 10);
+    if (ls->text.data == NULL) {
+        return 0;
+    }
+
+    ls->text.len = snprintf((char *) ls->text.data, n + 10,
+                            ls->sa.ss_family == AF_INET6 ? "[%s]:%d" : "%s:%d",
+                            host, port);
+    return ls->text.len;
+}
+
+
+gn_int_t
+gn_listen_build(gn_cycle_t *cycle, char *err, size_t errlen)
+{
+    gn_srv_conf_t   **psc, **ps;
+    gn_listen_opt_t  *lo;
+    gn_listen_t      *ls;
+    gn_uint_t         i, j, k;
+
+    psc = cycle->main->servers.elts;
+
+    for (i = 0; i < cycle->main->servers.nelts; i++) {
+        lo = psc[i]->listens.elts;
+
+        for (j = 0; j < psc[i]->listens.nelts; j++) {
+
+            ls = cycle->listening.elts;
+            for (k = 0; k < cycle->listening.nelts; k++) {
+                if (ls[k].socklen == lo[j].socklen
+                    && memcmp(&ls[k].sa, &lo[j].sa, lo[j].socklen) == 0)
+                {
+                    break;
+                }
+            }
+
+            if (k == cycle->listening.nelts) {
+                ls = gn_array_push(&cycle->listening);
+                if (ls == NULL
+                    || gn_array_init(&ls->servers, cycle->pool, 2,
+                                     sizeof(gn_srv_conf_t *)) != GN_OK)
+                {
+                    snprintf(err, errlen, "out of memory");
+                    return GN_ERROR;
+                }
+                memcpy(&ls->sa, &lo[j].sa, lo[j].socklen);
+                ls->socklen = lo[j].socklen;
+                ls->fd = -1;
+                ls->backlog = lo[j].backlog;
+                ls->default_srv = NULL;
+                ls->tls = 0;
+                if (gn_listen_text(ls, cycle->pool) == 0) {
+                    snprintf(err, errlen, "out of memory");
+                    return GN_ERROR;
+                }
+
+            } else {
+                ls = &ls[k];
+            }
+
+            if (lo[j].default_server) {
+                if (ls->default_srv != NULL && ls->default_srv != psc[i]) {
+                    snprintf(err, errlen, "a duplicate default server for "
+                             "%.*s in %.*s:%d", GN_STR_ARG(&ls->text),
+                             GN_STR_ARG(&psc[i]->file), (int) psc[i]->line);
+                    return GN_ERROR;
+                }
+                ls->default_srv = psc[i];
+                ls->backlog = lo[j].backlog;
+            }
+
+            ps = gn_array_push(&ls->servers);
+            if (ps == NULL) {
+                snprintf(err, errlen, "out of memory");
+                return GN_ERROR;
+            }
+            *ps = psc[i];
+        }
+    }
+
+    ls = cycle->listening.elts;
+    for (k = 0; k < cycle->listening.nelts; k++) {
+        if (ls[k].default_srv == NULL) {
+            ps = ls[k].servers.elts;
+            ls[k].default_srv = ps[0];
+        }
+    }
+
+    return GN_OK;
+}
+
+
+static int
+gn_listen_socket(gn_listen_t *ls, gn_log_t *log)
+{
+    int  fd, on;
+
+    fd = socket(ls->sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+                0);
+    if (fd == -1) {
+        gn_log_error(GN_LOG_EMERG, log, errno, "socket() for %.*s failed",
+                     GN_STR_ARG(&ls->text));
+        return -1;
+    }
+
+    on = 1;
+    if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) == -1) {
+        gn_log_error(GN_LOG_EMERG, log, errno,
+                     "setsockopt(SO_REUSEADDR) for %.*s failed",
+                     GN_STR_ARG(&ls->text));
+        goto failed;
+    }
+
+    if (ls->sa.ss_family == AF_INET6
+        && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof(on)) == -1)
+    {
+        gn_log_error(GN_LOG_EMERG, log, errno,
+                     "setsockopt(IPV6_V6ONLY) for %.*s failed",
+                     GN_STR_ARG(&ls->text));
+        goto failed;
+    }
+
+    if (bind(fd, (struct sockaddr *) &ls->sa, ls->socklen) == -1) {
+        gn_log_error(GN_LOG_EMERG, log, errno, "bind() to %.*s failed",
+                     GN_STR_ARG(&ls->text));
+        goto failed;
+    }
+
+    if (listen(fd, (int) ls->backlog) == -1) {
+        gn_log_error(GN_LOG_EMERG, log, errno, "listen() on %.*s failed",
+                     GN_STR_ARG(&ls->text));
+        goto failed;
+    }
+
+    return fd;
+
+failed:
+
+    close(fd);
+    return -1;
+}
+
+
+gn_int_t
+gn_listen_open_all(gn_cycle_t *cycle, gn_cycle_t *old, gn_log_t *log)
+{
+    gn_listen_t  *ls, *ols;
+    gn_uint_t     i, j;
+
+    ls = cycle->listening.elts;
+
+    for (i = 0; i < cycle->listening.nelts; i++) {
+
+        if (old != NULL) {
+            ols = old->listening.elts;
+            for (j = 0; j < old->listening.nelts; j++) {
+                if (ols[j].fd != -1 && ols[j].socklen == ls[i].socklen
+                    && memcmp(&ols[j].sa, &ls[i].sa, ls[i].socklen) == 0)
+                {
+                    ls[i].fd = ols[j].fd;
+                    if (ols[j].backlog != ls[i].backlog) {
+                        (void) listen(ls[i].fd, (int) ls[i].backlog);
+                    }
+                    break;
+                }
+            }
+
+            if (ls[i].fd != -1) {
+                continue;
+            }
+        }
+
+        ls[i].fd = gn_listen_socket(&ls[i], log);
+        if (ls[i].fd == -1) {
+            goto failed;
+        }
+    }
+
+    return GN_OK;
+
+failed:
+
+    gn_listen_close_unused(cycle, old);
+    return GN_ERROR;
+}
+
+
+void
+gn_listen_close_unused(gn_cycle_t *old, gn_cycle_t *cycle)
+{
+    gn_listen_t  *ls, *nls;
+    gn_uint_t     i, j;
+
+    ls = old->listening.elts;
+
+    for (i = 0; i < old->listening.nelts; i++) {
+        if (ls[i].fd == -1) {
+            continue;
+        }
+
+        if (cycle != NULL) {
+            nls = cycle->listening.elts;
+            for (j = 0; j < cycle->listening.nelts; j++) {
+                if (nls[j].fd == ls[i].fd) {
+                    break;
+                }
+            }
+            if (j < cycle->listening.nelts) {
+                ls[i].fd = -1;         /* taken over: not ours to close */
+                continue;
+            }
+        }
+
+        close(ls[i].fd);
+        ls[i].fd = -1;
+    }
+}

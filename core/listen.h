@@ -1,0 +1,35 @@
+/*
+ * Listening sockets: parsed from `listen`, opened by the master before
+ * fork, inherited by every child, and taken over by the next cycle on
+ * reload when the address is unchanged (the socket, and the connections
+ * queued on it, survive the reload).
+ */
+
+#ifndef GN_CORE_LISTEN_H_INCLUDED
+#define GN_CORE_LISTEN_H_INCLUDED
+
+#include "gn_config.h"
+
+#include "cycle.h"
+
+
+/* "8080", "*:8080", "127.0.0.1:8080", "[::1]:8080", "localhost:8080". */
+gn_int_t gn_listen_parse_addr(const gn_str_t *text, gn_listen_opt_t *lo,
+    char *err, size_t errlen);
+
+/* Groups the servers' listen options by address into cycle->listening.
+ * Pure configuration work: opens nothing. */
+gn_int_t gn_listen_build(gn_cycle_t *cycle, char *err, size_t errlen);
+
+/* Master only: binds and listens (or takes over `old`'s socket). */
+gn_int_t gn_listen_open_all(gn_cycle_t *cycle, gn_cycle_t *old,
+    gn_log_t *log);
+
+/* Closes the sockets of `old` that `cycle` did not take over (cycle may
+ * be NULL: close all). */
+void gn_listen_close_unused(gn_cycle_t *old, gn_cycle_t *cycle);
+
+/* Formats an address as "1.2.3.4" or "::1" (no port). */
+size_t gn_sockaddr_text(const struct sockaddr *sa, char *buf, size_t len);
+
+#endif /* GN_CORE_LISTEN_H_INCLUDED */

@@ -1,0 +1,424 @@
+/*
+ * gannet: command line, configuration test, signalling a running master,
+ * and start-up (open everything, daemonise, write the pid file, hand over
+ * to the master loop).
+ */
+
+#include "gn_config.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <gnutls/gnutls.h>
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
+#include "cycle.h"
+#include "log.h"
+#include "master.h"
+#include "process.h"
+#include "scoreboard.h"
+
+
+typedef struct {
+    const char  *conf;
+    const char  *prefix;
+    const char  *signal;
+    unsigned     foreground:1;
+    unsigned     test:1;
+    unsigned     version:1;
+    unsigned     help:1;
+} gn_options_t;
+
+typedef struct {
+    const char  *name;
+    int          signo;
+} gn_signal_name_t;
+
+static const gn_signal_name_t  gn_signal_names[] = {
+    { "stop", SIGTERM },
+    { "quit", SIGQUIT },
+    { "reload", SIGHUP },
+    { "reopen", SIGUSR1 },
+    { "status", 0 },
+    { NULL, 0 }
+};
+
+
+static void
+gn_usage(FILE *f)
+{
+    fprintf(f,
+        "Usage: gannet [-c FILE] [-p PREFIX] [-f] [-t] [-s SIGNAL] [-v] [-h]\n"
+        "\n"
+        "  -c FILE    configuration file (default: %s/gannet/gannet.conf)\n"
+        "  -p PREFIX  prefix for relative paths (default: %s)\n"
+        "  -f         stay in the foreground\n"
+        "  -t         test the configuration and exit\n"
+        "  -s SIGNAL  send SIGNAL to the master: stop, quit, reload, reopen;\n"
+        "             or `status`: exit 0 if running, 3 if not\n"
+        "  -v         show version and build options, then exit\n"
+        "  -h         show this help\n",
+        GN_SYSCONFDIR, GN_PREFIX);
+}
+
+
+static int
+gn_parse_options(int argc, char **argv, gn_options_t *o)
+{
+    int    i;
+    char  *p;
+
+    for (i = 1; i < argc; i++) {
+        p = argv[i];
+        if (p[0] != '-' || p[1] == '\0' || p[2] != '\0') {
+            gn_log_stderr(0, "invalid option: \"%s\"", p);
+            return GN_ERROR;
+        }
+
+        switch (p[1]) {
+        case 'f': o->foreground = 1; break;
+        case 't': o->test = 1; break;
+        case 'v': o->version = 1; break;
+        case 'h': o->help = 1; break;
+        case 'c':
+        case 'p':
+        case 's':
+            if (i + 1 >= argc) {
+                gn_log_stderr(0, "option \"-%c\" requires an argument", p[1]);
+                return GN_ERROR;
+            }
+            if (p[1] == 'c') {
+                o->conf = argv[++i];
+            } else if (p[1] == 'p') {
+                o->prefix = argv[++i];
+            } else {
+                o->signal = argv[++i];
+            }
+            break;
+        default:
+            gn_log_stderr(0, "invalid option: \"%s\"", p);
+            return GN_ERROR;
+        }
+    }
+
+    return GN_OK;
+}
+
+
+static void
+gn_show_version(void)
+{
+    printf("gannet version: gannet/%s\n", PACKAGE_VERSION);
+    printf("built with GnuTLS %s (running %s), PCRE2 %d.%d\n",
+           GNUTLS_VERSION, gnutls_check_version(NULL), PCRE2_MAJOR,
+           PCRE2_MINOR);
+#ifdef GN_ASAN
+    printf("built with AddressSanitizer and UndefinedBehaviorSanitizer\n");
+#endif
+    printf("configure arguments:%s%s\n", GN_CONFIGURE_ARGS[0] ? " " : "",
+           GN_CONFIGURE_ARGS);
+}
+
+
+/* The pid named by the pid file: >0, 0 when there is no file, -1 on a
+ * bad file (reported). */
+static pid_t
+gn_read_pid(const char *path, gn_uint_t quiet_missing)
+{
+    char     buf[32];
+    ssize_t  n;
+    int      fd;
+    long     pid;
+    char    *end;
+
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd == -1) {
+        if (errno == ENOENT && quiet_missing) {
+            return 0;
+        }
+        gn_log_stderr(errno, "[error] open() \"%s\" failed", path);
+        return -1;
+    }
+
+    n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+
+    if (n <= 0) {
+        gn_log_stderr(0, "[error] invalid pid file \"%s\"", path);
+        return -1;
+    }
+
+    buf[n] = '\0';
+    pid = strtol(buf, &end, 10);
+    if (pid <= 0 || (*end != '\n' && *end != '\0')) {
+        gn_log_stderr(0, "[error] invalid pid number \"%.*s\" in \"%s\"",
+                      (int) strcspn(buf, "\n"), buf, path);
+        return -1;
+    }
+
+    return (pid_t) pid;
+}
+
+
+/* Is pid a live gannet master? (Not some process that reused the pid.) */
+static gn_uint_t
+gn_pid_is_gannet(pid_t pid)
+{
+    char     path[64], buf[256];
+    ssize_t  n;
+    int      fd;
+
+    if (kill(pid, 0) == -1 && errno == ESRCH) {
+        return 0;
+    }
+
+    snprintf(path, sizeof(path), "/proc/%d/cmdline", (int) pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd == -1) {
+        return 1;                    /* no /proc: trust kill() */
+    }
+
+    n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0) {
+        return 0;                    /* a zombie */
+    }
+    buf[n] = '\0';
+
+    return strstr(buf, "gannet") != NULL;
+}
+
+
+static int
+gn_send_signal(gn_cycle_t *cycle, const char *name)
+{
+    const gn_signal_name_t  *s;
+    const char              *pidfile;
+    pid_t                    pid;
+
+    for (s = gn_signal_names; s->name != NULL; s++) {
+        if (strcmp(s->name, name) == 0) {
+            break;
+        }
+    }
+
+    if (s->name == NULL) {
+        gn_log_stderr(0, "invalid signal \"%s\", expected stop, quit, "
+                      "reload, reopen or status", name);
+        return 1;
+    }
+
+    pidfile = (const char *) cycle->main->pid.data;
+
+    if (s->signo == 0) {
+        pid = gn_read_pid(pidfile, 1);
+        if (pid > 0 && gn_pid_is_gannet(pid)) {
+            gn_log_stderr(0, "running, pid %d", (int) pid);
+            return 0;
+        }
+        if (pid > 0) {
+            gn_log_stderr(0, "not running (stale pid file %s)", pidfile);
+        } else {
+            gn_log_stderr(0, "not running");
+        }
+        return 3;
+    }
+
+    pid = gn_read_pid(pidfile, 0);
+    if (pid <= 0) {
+        return 1;
+    }
+
+    if (kill(pid, s->signo) == -1) {
+        gn_log_stderr(errno, "[error] kill(%d, %d) failed", (int) pid,
+                      s->signo);
+        return 1;
+    }
+
+    return 0;
+}
+
+
+static gn_int_t
+gn_write_pid(const char *path)
+{
+    char  buf[32];
+    int   fd, n;
+
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd == -1) {
+        gn_log_error(GN_LOG_EMERG, NULL, errno, "open() \"%s\" failed", path);
+        return GN_ERROR;
+    }
+
+    n = snprintf(buf, sizeof(buf), "%d\n", (int) getpid());
+    if (write(fd, buf, (size_t) n) != n) {
+        gn_log_error(GN_LOG_EMERG, NULL, errno, "write() to \"%s\" failed",
+                     path);
+        close(fd);
+        return GN_ERROR;
+    }
+
+    close(fd);
+    return GN_OK;
+}
+
+
+/* Detaches from the terminal. The parent exits 0 once the child is
+ * running (everything that can fail at start-up has been checked). */
+static gn_int_t
+gn_daemonize(void)
+{
+    pid_t  pid;
+    int    fd;
+
+    pid = fork();
+    if (pid == -1) {
+        gn_log_stderr(errno, "[emerg] fork() failed");
+        return GN_ERROR;
+    }
+    if (pid > 0) {
+        _exit(0);
+    }
+
+    if (setsid() == -1) {
+        gn_log_stderr(errno, "[emerg] setsid() failed");
+        return GN_ERROR;
+    }
+
+    pid = fork();
+    if (pid == -1) {
+        return GN_ERROR;
+    }
+    if (pid > 0) {
+        _exit(0);
+    }
+
+    umask(022);
+
+    fd = open("/dev/null", O_RDWR);
+    if (fd != -1) {
+        (void) dup2(fd, 0);
+        (void) dup2(fd, 1);
+        (void) dup2(fd, 2);
+        if (fd > 2) {
+            close(fd);
+        }
+    }
+
+    return GN_OK;
+}
+
+
+static int
+gn_start(gn_cycle_t *cycle, const gn_options_t *o, const char *conf,
+    const char *prefix)
+{
+    const char  *pidfile = (const char *) cycle->main->pid.data;
+    pid_t        pid;
+    int          rc;
+
+    pid = gn_read_pid(pidfile, 1);
+    if (pid > 0 && gn_pid_is_gannet(pid) && pid != getpid()) {
+        gn_log_stderr(0, "[emerg] already running (pid %d, pid file %s)",
+                      (int) pid, pidfile);
+        return 1;
+    }
+
+    gn_master_block_signals();
+
+    if (gn_scoreboard_init() != GN_OK) {
+        return 1;
+    }
+
+    if (gn_cycle_open(cycle, NULL, &gn_log_default) != GN_OK) {
+        return 1;
+    }
+
+    gn_cycle = cycle;
+
+    if (!o->foreground && gn_daemonize() != GN_OK) {
+        return 1;
+    }
+
+    gn_sb->master_pid = (uint64_t) getpid();
+    gn_log_default.fd = cycle->log.fd;
+    gn_log_default.level = cycle->log.level;
+
+    if (pid > 0) {
+        gn_log_error(GN_LOG_NOTICE, &cycle->log, 0,
+                     "removing stale pid file %s (pid %d)", pidfile,
+                     (int) pid);
+    }
+
+    if (gn_write_pid(pidfile) != GN_OK) {
+        return 1;
+    }
+
+    rc = gn_master_run(conf, prefix);
+
+    if (unlink((const char *) gn_cycle->main->pid.data) == -1) {
+        gn_log_error(GN_LOG_ALERT, &gn_cycle->log, errno,
+                     "unlink() \"%s\" failed",
+                     (char *) gn_cycle->main->pid.data);
+    }
+
+    return rc;
+}
+
+
+int
+main(int argc, char **argv)
+{
+    gn_options_t   o;
+    gn_cycle_t    *cycle;
+    const char    *conf, *prefix;
+    char           err[1024];
+
+    memset(&o, 0, sizeof(o));
+
+    if (gn_parse_options(argc, argv, &o) != GN_OK) {
+        gn_usage(stderr);
+        return 1;
+    }
+
+    if (o.help) {
+        gn_usage(stdout);
+        return 0;
+    }
+
+    if (o.version) {
+        gn_show_version();
+        return 0;
+    }
+
+    conf = o.conf ? o.conf : GN_SYSCONFDIR "/gannet/gannet.conf";
+    prefix = o.prefix ? o.prefix : GN_PREFIX;
+
+    gn_process_title_init(argc, argv);
+
+    cycle = gn_cycle_create(conf, prefix, err, sizeof(err));
+
+    if (o.test) {
+        if (cycle == NULL) {
+            gn_log_stderr(0, "[emerg] %s", err);
+            gn_log_stderr(0, "configuration file %s test failed", conf);
+            return 1;
+        }
+        gn_log_stderr(0, "the configuration file %s syntax is ok", conf);
+        gn_log_stderr(0, "configuration file %s test is successful", conf);
+        return 0;
+    }
+
+    if (cycle == NULL) {
+        gn_log_stderr(0, "[emerg] %s", err);
+        return 1;
+    }
+
+    if (o.signal != NULL) {
+        return gn_send_signal(cycle, o.signal);
+    }
+
+    return gn_start(cycle, &o, conf, prefix);
+}

@@ -1,0 +1,399 @@
+/*
+ * The master loop. Signals are blocked and fetched with sigtimedwait(),
+ * so every state change happens here, in order, outside any handler.
+ */
+
+#include "gn_config.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "master.h"
+#include "process.h"
+#include "scoreboard.h"
+#include "log.h"
+
+
+#define GN_RESPAWN_QUICK     1000     /* a child dying sooner is failing */
+#define GN_RESPAWN_MAX_DELAY 10000
+#define GN_STOP_KILL_AFTER   5000     /* after TERM, then SIGKILL */
+
+typedef enum {
+    GN_MASTER_RUNNING = 0,
+    GN_MASTER_STOPPING,               /* QUIT: children drain */
+    GN_MASTER_TERMINATING             /* TERM: children exit now */
+} gn_master_state_e;
+
+
+static gn_uint_t           gn_generation;
+static gn_master_state_e   gn_master_state;
+static gn_msec_t           gn_stop_deadline;
+static gn_uint_t           gn_stop_killed;
+static const char         *gn_conf_path;
+static const char         *gn_prefix;
+
+
+void
+gn_master_block_signals(void)
+{
+    sigset_t  set;
+
+    sigemptyset(&set);
+    sigaddset(&set, SIGCHLD);
+    sigaddset(&set, SIGHUP);
+    sigaddset(&set, SIGQUIT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGUSR1);
+    sigaddset(&set, SIGUSR2);
+
+    (void) sigprocmask(SIG_BLOCK, &set, NULL);
+    (void) signal(SIGPIPE, SIG_IGN);
+}
+
+
+static void
+gn_master_signal_children(int signo, gn_uint_t only_old)
+{
+    gn_int_t  i;
+
+    for (i = 0; i < GN_SB_SLOTS; i++) {
+        if (gn_processes[i].pid <= 0) {
+            continue;
+        }
+        if (only_old && gn_processes[i].generation == gn_generation) {
+            continue;
+        }
+        if (signo == SIGQUIT || signo == SIGTERM) {
+            gn_processes[i].exiting = 1;
+        }
+        if (kill(gn_processes[i].pid, signo) == -1 && errno != ESRCH) {
+            gn_log_error(GN_LOG_ALERT, &gn_cycle->log, errno,
+                         "kill(%d, %d) failed", (int) gn_processes[i].pid,
+                         signo);
+        }
+    }
+}
+
+
+static gn_uint_t
+gn_master_live_children(void)
+{
+    gn_uint_t  n;
+    gn_int_t   i;
+
+    n = 0;
+    for (i = 0; i < GN_SB_SLOTS; i++) {
+        n += (gn_processes[i].pid > 0);
+    }
+
+    return n;
+}
+
+
+static void
+gn_master_spawn_generation(gn_cycle_t *cycle)
+{
+    gn_uint_t  i;
+    gn_int_t   slot;
+
+    for (i = 0; i < cycle->children; i++) {
+        slot = gn_scoreboard_take();
+        if (slot == -1) {
+            gn_log_error(GN_LOG_ALERT, &cycle->log, 0,
+                         "no free scoreboard slot for a child");
+            return;
+        }
+        gn_processes[slot].fails = 0;
+        if (gn_process_spawn(cycle, slot, gn_generation) == -1) {
+            gn_processes[slot].respawn_at = gn_process_msec() + 1000;
+            gn_processes[slot].generation = gn_generation;
+        }
+    }
+}
+
+
+static void
+gn_master_reaped(gn_int_t slot, pid_t pid, int status)
+{
+    gn_process_t  *p = &gn_processes[slot];
+    gn_msec_t      now, lived, delay;
+    gn_uint_t      crashed;
+
+    now = gn_process_msec();
+    lived = now - p->started;
+
+    crashed = WIFSIGNALED(status) || (WIFEXITED(status)
+                                      && WEXITSTATUS(status) != 0);
+
+    if (WIFSIGNALED(status)) {
+        gn_log_error(GN_LOG_ALERT, &gn_cycle->log, 0,
+                     "child %d exited on signal %d%s", (int) pid,
+                     WTERMSIG(status),
+                     WCOREDUMP(status) ? " (core dumped)" : "");
+    } else if (crashed) {
+        gn_log_error(GN_LOG_ALERT, &gn_cycle->log, 0,
+                     "child %d exited with code %d", (int) pid,
+                     WEXITSTATUS(status));
+    } else {
+        gn_log_error(GN_LOG_NOTICE, &gn_cycle->log, 0,
+                     "child %d exited with code 0", (int) pid);
+    }
+
+    gn_sb->slots[slot].state = GN_SB_EXITED;
+    gn_sb->slots[slot].pid = 0;
+    p->pid = 0;
+
+    if (p->exiting || gn_master_state != GN_MASTER_RUNNING
+        || p->generation != gn_generation)
+    {
+        return;
+    }
+
+    /* A child of the current generation died: replace it. */
+    p->fails = (crashed && lived < GN_RESPAWN_QUICK) ? p->fails + 1 : 0;
+    delay = 0;
+    if (p->fails > 1) {
+        delay = gn_min((gn_msec_t) 100 << gn_min(p->fails - 2, 10),
+                       GN_RESPAWN_MAX_DELAY);
+        gn_log_error(GN_LOG_ALERT, &gn_cycle->log, 0,
+                     "child in slot %d died %u times in a row, respawning "
+                     "in %llu ms", (int) slot, (unsigned) p->fails,
+                     (unsigned long long) delay);
+    }
+
+    gn_sb->slots[slot].state = GN_SB_STARTING;     /* keep the slot */
+    p->respawn_at = now + delay;
+    if (p->respawn_at == 0) {
+        p->respawn_at = 1;
+    }
+}
+
+
+static void
+gn_master_reap(void)
+{
+    pid_t     pid;
+    int       status;
+    gn_int_t  i;
+
+    for ( ;; ) {
+        pid = waitpid(-1, &status, WNOHANG);
+        if (pid <= 0) {
+            return;
+        }
+
+        for (i = 0; i < GN_SB_SLOTS; i++) {
+            if (gn_processes[i].pid == pid) {
+                gn_master_reaped(i, pid, status);
+                break;
+            }
+        }
+    }
+}
+
+
+static void
+gn_master_respawn_due(void)
+{
+    gn_msec_t  now;
+    gn_int_t   i;
+
+    now = gn_process_msec();
+
+    for (i = 0; i < GN_SB_SLOTS; i++) {
+        if (gn_processes[i].respawn_at == 0
+            || gn_processes[i].respawn_at > now)
+        {
+            continue;
+        }
+
+        gn_processes[i].respawn_at = 0;
+
+        if (gn_master_state != GN_MASTER_RUNNING
+            || gn_processes[i].generation != gn_generation)
+        {
+            gn_sb->slots[i].state = GN_SB_FREE;
+            continue;
+        }
+
+        if (gn_process_spawn(gn_cycle, i, gn_generation) == -1) {
+            gn_processes[i].respawn_at = now + 1000;
+        }
+    }
+}
+
+
+static void
+gn_master_reload(void)
+{
+    gn_cycle_t  *cycle, *old;
+    char         err[1024];
+
+    gn_log_error(GN_LOG_NOTICE, &gn_cycle->log, 0, "reloading configuration");
+
+    cycle = gn_cycle_create(gn_conf_path, gn_prefix, err, sizeof(err));
+    if (cycle == NULL) {
+        gn_log_error(GN_LOG_EMERG, &gn_cycle->log, 0, "%s", err);
+        goto failed;
+    }
+
+    if (gn_cycle_open(cycle, gn_cycle, &gn_cycle->log) != GN_OK) {
+        gn_cycle_destroy(cycle);
+        goto failed;
+    }
+
+    old = gn_cycle;
+    gn_cycle = cycle;
+    gn_log_default.fd = cycle->log.fd;
+    gn_log_default.level = cycle->log.level;
+    gn_generation++;
+    gn_sb->generation = gn_generation;
+
+    /* new children first, then the old ones drain: the listening sockets
+     * are shared, so nothing is refused in between */
+    gn_master_spawn_generation(cycle);
+    gn_master_signal_children(SIGQUIT, 1);
+
+    gn_cycle_release(old, cycle);
+
+    gn_log_error(GN_LOG_NOTICE, &cycle->log, 0,
+                 "reload complete, generation %u", (unsigned) gn_generation);
+    return;
+
+failed:
+
+    gn_log_error(GN_LOG_NOTICE, &gn_cycle->log, 0,
+                 "reload failed, still running the previous configuration");
+}
+
+
+static void
+gn_master_stop(int signo)
+{
+    if (signo == SIGQUIT) {
+        if (gn_master_state != GN_MASTER_RUNNING) {
+            return;
+        }
+        gn_log_error(GN_LOG_NOTICE, &gn_cycle->log, 0,
+                     "gracefully shutting down");
+        gn_master_state = GN_MASTER_STOPPING;
+        gn_stop_deadline = gn_process_msec()
+                           + gn_cycle->main->shutdown_timeout + 2000;
+        gn_master_signal_children(SIGQUIT, 0);
+        return;
+    }
+
+    if (gn_master_state == GN_MASTER_TERMINATING) {
+        return;
+    }
+    gn_log_error(GN_LOG_NOTICE, &gn_cycle->log, 0, "shutting down");
+    gn_master_state = GN_MASTER_TERMINATING;
+    gn_stop_deadline = gn_process_msec() + GN_STOP_KILL_AFTER;
+    gn_master_signal_children(SIGTERM, 0);
+}
+
+
+static long
+gn_master_timeout(void)
+{
+    gn_msec_t  now, next;
+    gn_int_t   i;
+
+    now = gn_process_msec();
+    next = now + 1000;
+
+    for (i = 0; i < GN_SB_SLOTS; i++) {
+        if (gn_processes[i].respawn_at && gn_processes[i].respawn_at < next) {
+            next = gn_processes[i].respawn_at;
+        }
+    }
+
+    if (gn_master_state != GN_MASTER_RUNNING && gn_stop_deadline < next) {
+        next = gn_stop_deadline;
+    }
+
+    return next > now ? (long) (next - now) : 0;
+}
+
+
+int
+gn_master_run(const char *conf_file, const char *prefix)
+{
+    sigset_t         set;
+    siginfo_t        info;
+    struct timespec  ts;
+    long             ms;
+    int              signo;
+
+    gn_conf_path = conf_file;
+    gn_prefix = prefix;
+    gn_generation = 1;
+    gn_sb->generation = gn_generation;
+
+    gn_process_title_set("gannet: master process");
+
+    sigemptyset(&set);
+    sigaddset(&set, SIGCHLD);
+    sigaddset(&set, SIGHUP);
+    sigaddset(&set, SIGQUIT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGUSR1);
+
+    gn_log_error(GN_LOG_NOTICE, &gn_cycle->log, 0,
+                 "gannet/%s started, %u children", PACKAGE_VERSION,
+                 (unsigned) gn_cycle->children);
+
+    gn_master_spawn_generation(gn_cycle);
+
+    for ( ;; ) {
+        ms = gn_master_timeout();
+        ts.tv_sec = ms / 1000;
+        ts.tv_nsec = (ms % 1000) * 1000000;
+
+        signo = sigtimedwait(&set, &info, &ts);
+
+        switch (signo) {
+        case SIGHUP:
+            if (gn_master_state == GN_MASTER_RUNNING) {
+                gn_master_reload();
+            }
+            break;
+        case SIGQUIT:
+        case SIGTERM:
+        case SIGINT:
+            gn_master_stop(signo);
+            break;
+        case SIGUSR1:
+            gn_log_error(GN_LOG_NOTICE, &gn_cycle->log, 0, "reopening logs");
+            gn_cycle_reopen_files(gn_cycle,
+                                  geteuid() == 0 ? gn_cycle->main->uid
+                                                 : (uid_t) -1);
+            gn_log_default.fd = gn_cycle->log.fd;
+            gn_master_signal_children(SIGUSR1, 0);
+            break;
+        default:
+            break;
+        }
+
+        gn_master_reap();
+        gn_master_respawn_due();
+
+        if (gn_master_state == GN_MASTER_RUNNING) {
+            continue;
+        }
+
+        if (gn_master_live_children() == 0) {
+            gn_log_error(GN_LOG_NOTICE, &gn_cycle->log, 0, "exiting");
+            return 0;
+        }
+
+        if (gn_process_msec() >= gn_stop_deadline && !gn_stop_killed) {
+            gn_log_error(GN_LOG_ALERT, &gn_cycle->log, 0,
+                         "children did not exit in time, killing them");
+            gn_master_signal_children(SIGKILL, 0);
+            gn_stop_killed = 1;
+        }
+    }
+}

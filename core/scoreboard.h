@@ -1,0 +1,57 @@
+/*
+ * The scoreboard: one slot per child process in shared memory, written
+ * only by its child (counters) and by the master (pid, generation, state
+ * at fork and reap). Readers (the status module, tests) tolerate a torn
+ * read of a counter: every field is a naturally aligned 64-bit word.
+ */
+
+#ifndef GN_CORE_SCOREBOARD_H_INCLUDED
+#define GN_CORE_SCOREBOARD_H_INCLUDED
+
+#include "gn_config.h"
+
+
+/* Twice the maximum children: old and new generations during a reload. */
+#define GN_SB_SLOTS   (2 * GN_MAX_CHILDREN)
+
+typedef enum {
+    GN_SB_FREE = 0,
+    GN_SB_STARTING,
+    GN_SB_RUNNING,
+    GN_SB_DRAINING,
+    GN_SB_EXITED
+} gn_sb_state_e;
+
+typedef struct {
+    int64_t     pid;
+    uint64_t    generation;
+    uint64_t    state;           /* gn_sb_state_e */
+    uint64_t    started;         /* wall clock, seconds */
+    uint64_t    connections;     /* open now */
+    uint64_t    accepted;
+    uint64_t    requests;
+    uint64_t    bytes_in;
+    uint64_t    bytes_out;
+    uint64_t    status[6];       /* responses by class: [1]..[5] */
+    uint64_t    pad[1];
+} gn_sb_slot_t;
+
+typedef struct {
+    uint64_t        magic;
+    uint64_t        master_pid;
+    uint64_t        generation;  /* the current one */
+    uint64_t        started;
+    gn_sb_slot_t    slots[GN_SB_SLOTS];
+} gn_scoreboard_t;
+
+
+extern gn_scoreboard_t  *gn_sb;
+extern gn_sb_slot_t     *gn_sb_me;      /* a child's own slot */
+
+/* Master only, once, before the first fork. */
+gn_int_t gn_scoreboard_init(void);
+
+/* Master: a free slot for a new child, or -1. */
+gn_int_t gn_scoreboard_take(void);
+
+#endif /* GN_CORE_SCOREBOARD_H_INCLUDED */

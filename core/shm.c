@@ -1,0 +1,39 @@
+/*
+ * Shared memory zones.
+ */
+
+#include "gn_config.h"
+
+#include <sys/mman.h>
+
+#include "shm.h"
+#include "log.h"
+
+
+gn_int_t
+gn_shm_alloc(gn_shm_t *shm)
+{
+    shm->addr = mmap(NULL, shm->size, PROT_READ | PROT_WRITE,
+                     MAP_ANONYMOUS | MAP_SHARED, -1, 0);
+
+    if (shm->addr == MAP_FAILED) {
+        gn_log_error(GN_LOG_EMERG, NULL, errno,
+                     "mmap(MAP_ANONYMOUS|MAP_SHARED, %zu) for \"%.*s\" failed",
+                     shm->size, (int) shm->name.len, shm->name.data);
+        shm->addr = NULL;
+        return GN_ERROR;
+    }
+
+    return GN_OK;
+}
+
+
+void
+gn_shm_free(gn_shm_t *shm)
+{
+    if (shm->addr != NULL && munmap(shm->addr, shm->size) == -1) {
+        gn_log_error(GN_LOG_ALERT, NULL, errno, "munmap(%p, %zu) failed",
+                     (void *) shm->addr, shm->size);
+    }
+    shm->addr = NULL;
+}

@@ -1,0 +1,51 @@
+# Tests: C unit tests (TAP) and integration tests (Perl, TAP), all run by
+# automake's TAP driver.
+
+TEST_EXTENSIONS = .t
+LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh
+T_LOG_DRIVER = $(LOG_DRIVER)
+T_LOG_COMPILER = $(PERL)
+AM_T_LOG_FLAGS = -I$(top_srcdir)/t/lib
+
+AM_TESTS_ENVIRONMENT = \
+    GN_BIN='$(abs_top_builddir)/core/gannet'; \
+    GN_BUILDDIR='$(abs_top_builddir)'; \
+    GN_SRCDIR='$(abs_top_srcdir)'; \
+    export GN_BIN GN_BUILDDIR GN_SRCDIR;
+
+GN_UNIT_TESTS = \
+    %reldir%/unit/test_core \
+    %reldir%/unit/test_conf \
+    %reldir%/unit/test_http_parse \
+    %reldir%/unit/test_path
+
+GN_UNIT_CFLAGS = $(AM_CFLAGS) $(GNUTLS_CFLAGS) $(PCRE2_CFLAGS)
+GN_UNIT_LDADD = core/libgncore.la $(LIBS)
+
+check_PROGRAMS += $(GN_UNIT_TESTS)
+
+%canon_reldir%_unit_test_core_SOURCES = %reldir%/unit/test_core.c %reldir%/tap.c %reldir%/tap.h
+%canon_reldir%_unit_test_core_CFLAGS = $(GN_UNIT_CFLAGS)
+%canon_reldir%_unit_test_core_LDADD = $(GN_UNIT_LDADD)
+%canon_reldir%_unit_test_conf_SOURCES = %reldir%/unit/test_conf.c %reldir%/tap.c %reldir%/tap.h
+%canon_reldir%_unit_test_conf_CFLAGS = $(GN_UNIT_CFLAGS)
+%canon_reldir%_unit_test_conf_LDADD = $(GN_UNIT_LDADD)
+%canon_reldir%_unit_test_http_parse_SOURCES = %reldir%/unit/test_http_parse.c %reldir%/tap.c %reldir%/tap.h
+%canon_reldir%_unit_test_http_parse_CFLAGS = $(GN_UNIT_CFLAGS)
+%canon_reldir%_unit_test_http_parse_LDADD = $(GN_UNIT_LDADD)
+%canon_reldir%_unit_test_path_SOURCES = %reldir%/unit/test_path.c %reldir%/tap.c %reldir%/tap.h
+%canon_reldir%_unit_test_path_CFLAGS = $(GN_UNIT_CFLAGS)
+%canon_reldir%_unit_test_path_LDADD = $(GN_UNIT_LDADD)
+
+GN_INTEG_TESTS = \
+    %reldir%/integ/00-smoke.t \
+    %reldir%/integ/05-configtest.t \
+    %reldir%/integ/10-http-basic.t \
+    %reldir%/integ/50-prefork.t \
+    %reldir%/integ/51-reload.t \
+    %reldir%/integ/52-shutdown.t \
+    %reldir%/integ/53-reopen.t \
+    %reldir%/integ/60-gannetctl.t
+
+TESTS += $(GN_UNIT_TESTS) $(GN_INTEG_TESTS)
+EXTRA_DIST += $(GN_INTEG_TESTS) %reldir%/lib/GnTest.pm
