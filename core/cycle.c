@@ -982,6 +982,20 @@ gn_cycle_create(const char *conf_file, const char *prefix, char *err,
 
     mc = cycle->main;
 
+    /* as nginx: without an access_log at the top level, logs/access.log */
+    if (cycle->main_loc->access_logs == NULL
+        && cycle->main_loc->access_log_off == GN_CONF_UNSET)
+    {
+        static const char  dflt[] = "access_log logs/access.log combined;";
+
+        if (gn_conf_parse_string(&cf, "(default)", (const u_char *) dflt,
+                                 sizeof(dflt) - 1) != GN_OK)
+        {
+            snprintf(err, errlen, "%s", cf.err);
+            goto failed;
+        }
+    }
+
     if (mc->servers.nelts == 0) {
         snprintf(err, errlen, "no \"server\" block in %s",
                  (char *) cycle->conf_file.data);

@@ -137,7 +137,6 @@ gn_http_response_head(gn_http_request_t *r)
           + sizeof("Last-Modified: Mon, 28 Sep 1970 06:00:00 GMT\r\n")
           + sizeof("ETag: \r\n") + r->etag.len
           + sizeof("Location: \r\n") + r->location.len
-          + sizeof("Accept-Ranges: bytes\r\n")
           + sizeof("Connection: keep-alive\r\n")
           + r->extra_headers.len + 2;
 
@@ -190,10 +189,6 @@ gn_http_response_head(gn_http_request_t *r)
         p = gn_cpymem(p, "Location: ", 10);
         p = gn_cpymem(p, r->location.data, r->location.len);
         p = gn_cpymem(p, "\r\n", 2);
-    }
-
-    if (r->status == 200 && r->file_fd != -1) {
-        p = gn_cpymem(p, "Accept-Ranges: bytes\r\n", 22);
     }
 
     if (r->extra_headers.len) {

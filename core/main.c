@@ -368,12 +368,18 @@ gn_start(gn_cycle_t *cycle, const gn_options_t *o, const char *conf,
 }
 
 
+/* copies of -c and -p: the process title later overwrites the argv
+ * strings, and every reload reads these paths again */
+static char  *gn_conf_file;
+static char  *gn_prefix_path;
+
+
 int
 main(int argc, char **argv)
 {
     gn_options_t   o;
     gn_cycle_t    *cycle;
-    const char    *conf, *prefix;
+    int            rc;
     char           err[1024];
 
     memset(&o, 0, sizeof(o));
@@ -393,32 +399,40 @@ main(int argc, char **argv)
         return 0;
     }
 
-    conf = o.conf ? o.conf : GN_SYSCONFDIR "/gannet/gannet.conf";
-    prefix = o.prefix ? o.prefix : GN_PREFIX;
-
-    gn_process_title_init(argc, argv);
-
-    cycle = gn_cycle_create(conf, prefix, err, sizeof(err));
-
-    if (o.test) {
-        if (cycle == NULL) {
-            gn_log_stderr(0, "[emerg] %s", err);
-            gn_log_stderr(0, "configuration file %s test failed", conf);
-            return 1;
-        }
-        gn_log_stderr(0, "the configuration file %s syntax is ok", conf);
-        gn_log_stderr(0, "configuration file %s test is successful", conf);
-        return 0;
-    }
-
-    if (cycle == NULL) {
-        gn_log_stderr(0, "[emerg] %s", err);
+    gn_conf_file = strdup(o.conf ? o.conf
+                                 : GN_SYSCONFDIR "/gannet/gannet.conf");
+    gn_prefix_path = strdup(o.prefix ? o.prefix : GN_PREFIX);
+    if (gn_conf_file == NULL || gn_prefix_path == NULL) {
+        gn_log_stderr(errno, "[emerg] strdup() failed");
         return 1;
     }
 
-    if (o.signal != NULL) {
-        return gn_send_signal(cycle, o.signal);
+    gn_process_title_init(argc, argv);
+
+    cycle = gn_cycle_create(gn_conf_file, gn_prefix_path, err, sizeof(err));
+
+    if (cycle == NULL) {
+        gn_log_stderr(0, "[emerg] %s", err);
+        if (o.test) {
+            gn_log_stderr(0, "configuration file %s test failed",
+                          gn_conf_file);
+        }
+        return 1;
     }
 
-    return gn_start(cycle, &o, conf, prefix);
+    if (o.test || o.signal != NULL) {
+        if (o.test) {
+            gn_log_stderr(0, "the configuration file %s syntax is ok",
+                          gn_conf_file);
+            gn_log_stderr(0, "configuration file %s test is successful",
+                          gn_conf_file);
+            rc = 0;
+        } else {
+            rc = gn_send_signal(cycle, o.signal);
+        }
+        gn_cycle_destroy(cycle);
+        return rc;
+    }
+
+    return gn_start(cycle, &o, gn_conf_file, gn_prefix_path);
 }

@@ -12,6 +12,7 @@
 #include "process.h"
 #include "scoreboard.h"
 #include "log.h"
+#include "listen.h"
 
 
 #define GN_RESPAWN_QUICK     1000     /* a child dying sooner is failing */
@@ -271,6 +272,11 @@ failed:
 static void
 gn_master_stop(int signo)
 {
+    /* Stopping: nothing new may be accepted. The children close their
+     * copies when they get the signal; closing ours makes the kernel
+     * refuse new connections instead of queueing them for nobody. */
+    gn_listen_close_unused(gn_cycle, NULL);
+
     if (signo == SIGQUIT) {
         if (gn_master_state != GN_MASTER_RUNNING) {
             return;
