@@ -1,0 +1,216 @@
+#!/usr/bin/perl
+
+# gannet -t on good and broken configurations, -v, -h, bad options, and a
+# server start with a broken configuration.
+
+use strict;
+use warnings;
+
+use Test::More;
+use GnTest;
+
+my $t = GnTest->new;
+my $dir = $t->testdir;
+
+my $good = <<'EOF_CONF';
+children 1;
+user %%USER%%;
+error_log logs/error.log info;
+
+server {
+    listen 127.0.0.1:%%PORT_0%%;
+    root html;
+    client_max_body_size 2m;
+    keepalive_timeout 1m30s;
+    location /a/ {
+        index a.html index.html;
+    }
+}
+EOF_CONF
+
+# Writes a config file (no trailing newline, so the line of an error at the
+# end of the file is that of its last line) and runs gannet -t on it.
+sub configtest
+{
+    my ($name, $text) = @_;
+    my $path = $t->write_file($name, $t->expand($text));
+
+    return ($path, $t->gannet('-t', '-p', "$dir/", '-c', $path));
+}
+
+# good
+{
+    my ($f, $rc, $out, $err) = configtest('good.conf', $good);
+
+    is($rc, 0, 'good config: exit 0');
+    like($err, qr/^gannet: the configuration file \Q$f\E syntax is ok$/m,
+         'good config: syntax is ok');
+    like($err,
+         qr/^gannet: configuration file \Q$f\E test is successful$/m,
+         'good config: test is successful');
+    unlike($err, qr/\[emerg\]/, 'good config: no emerg');
+}
+
+# a broken config: exit 1, "[emerg] MESSAGE in FILE:LINE", "test failed"
+sub bad
+{
+    my ($name, $text, $msg, $line, $errfile) = @_;
+    my ($f, $rc, $out, $err) = configtest("$name.conf", $text);
+
+    $errfile //= $f;
+    is($rc, 1, "$name: exit 1");
+    like($err, qr/^gannet: \[emerg\] \Q$msg\E in \Q$errfile\E:$line$/m,
+         "$name: message names $msg and FILE:$line");
+    like($err, qr/^gannet: configuration file \Q$f\E test failed$/m,
+         "$name: test failed");
+    unlike($err, qr/syntax is ok|test is successful/,
+           "$name: no success line");
+}
+
+bad('unknown', <<'EOF_CONF', 'unknown directive "lsten"', 5);
+children 1;
+user %%USER%%;
+
+server {
+    lsten 127.0.0.1:%%PORT_0%%;
+}
+EOF_CONF
+
+my $noeof = <<'EOF_CONF';
+children 1;
+user %%USER%%;
+server {
+    listen 127.0.0.1:%%PORT_0%%;
+}
+shutdown_timeout 5s
+EOF_CONF
+chomp $noeof;
+bad('missing-semicolon', $noeof,
+    'unexpected end of file, expecting ";" or "}"', 6);
+
+bad('arity', <<'EOF_CONF',
+children 1;
+user %%USER%%;
+
+server {
+    listen;
+}
+EOF_CONF
+    'invalid number of arguments in "listen" directive', 5);
+
+bad('arity2', <<'EOF_CONF',
+children 1 2;
+EOF_CONF
+    'invalid number of arguments in "children" directive', 1);
+
+bad('size', <<'EOF_CONF',
+children 1;
+user %%USER%%;
+server {
+    listen 127.0.0.1:%%PORT_0%%;
+
+    client_max_body_size 10q;
+}
+EOF_CONF
+    'invalid size "10q" in "client_max_body_size" directive', 6);
+
+bad('time', <<'EOF_CONF',
+children 1;
+server {
+    listen 127.0.0.1:%%PORT_0%%;
+    keepalive_timeout 5x;
+}
+EOF_CONF
+    'invalid time "5x" in "keepalive_timeout" directive', 4);
+
+# An error in an included file (relative include: relative to the
+# directory of the main file) names the included file and its line.
+$t->write_file('inc/bad.conf', <<'EOF_CONF');
+# included
+
+keepalive_requests 10;
+sendfile maybe;
+EOF_CONF
+
+{
+    my ($f, $rc, $out, $err) = configtest('incl.conf', <<'EOF_CONF');
+children 1;
+user %%USER%%;
+server {
+    listen 127.0.0.1:%%PORT_0%%;
+    include inc/bad.conf;
+}
+EOF_CONF
+
+    is($rc, 1, 'include: exit 1');
+    like($err,
+         qr/^gannet: \[emerg\] .*"sendfile".* in \Q$dir\E\/inc\/bad\.conf:4$/m,
+         'include: message names the included FILE:LINE');
+    like($err, qr/^gannet: configuration file \Q$f\E test failed$/m,
+         'include: test failed');
+}
+
+# A good include works too.
+$t->write_file('inc/good.conf', "keepalive_requests 10;\n");
+{
+    my ($f, $rc, $out, $err) = configtest('incl-good.conf', <<'EOF_CONF');
+children 1;
+user %%USER%%;
+server {
+    listen 127.0.0.1:%%PORT_0%%;
+    include inc/good.conf;
+}
+EOF_CONF
+    is($rc, 0, 'good include: exit 0') or diag($err);
+}
+
+# A missing configuration file.
+{
+    my ($rc, $out, $err) = $t->gannet('-t', '-p', "$dir/", '-c',
+                                      "$dir/nonexistent.conf");
+    is($rc, 1, 'missing file: exit 1');
+    like($err, qr/^gannet: \[emerg\] .*\Q$dir\E\/nonexistent\.conf/m,
+         'missing file: [emerg] names the file');
+}
+
+# -v, -h, a bad option
+{
+    my ($rc, $out, $err) = $t->gannet('-v');
+    is($rc, 0, '-v: exit 0');
+    like($out . $err, qr{^gannet version: gannet/0\.1\.0$}m, '-v: version');
+    like($out . $err, qr/gnutls/i, '-v: mentions GnuTLS');
+
+    ($rc, $out, $err) = $t->gannet('-h');
+    is($rc, 0, '-h: exit 0');
+    like($out . $err, qr/usage/i, '-h: usage');
+
+    ($rc, $out, $err) = $t->gannet('-Z');
+    is($rc, 1, 'bad option: exit 1');
+    like($err, qr/usage/i, 'bad option: usage on stderr');
+}
+
+# Starting with a broken configuration: exit 1, [emerg] on stderr.
+{
+    my $f = $t->write_file('broken.conf', $t->expand(<<'EOF_CONF'));
+children 1;
+user %%USER%%;
+
+server {
+    listen 127.0.0.1:%%PORT_0%%;
+    bogus_directive on;
+}
+EOF_CONF
+    my ($rc, $out, $err) = $t->gannet('-f', '-p', "$dir/", '-c', $f);
+
+    is($rc, 1, 'start with a broken config: exit 1');
+    my $msg = 'unknown directive "bogus_directive"';
+    like($err, qr/^gannet: \[emerg\] \Q$msg\E in \Q$f\E:6$/m,
+         'start with a broken config: [emerg] on stderr');
+    ok(!-e "$dir/logs/gannet.pid", 'no pid file written');
+    ok(!$t->probe($t->port(0)), 'nothing listens');
+}
+
+# The server may also have logged the failed start in its error log.
+$t->expect_log(qr/\[emerg\] unknown directive "bogus_directive"/);
+
+$t->done;
