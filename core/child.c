@@ -21,7 +21,6 @@
 #include "scoreboard.h"
 
 
-#define GN_DRAIN_GRACE  1000
 
 static volatile sig_atomic_t  gn_child_quit;
 static volatile sig_atomic_t  gn_child_terminate;
@@ -185,7 +184,7 @@ gn_child_run(gn_cycle_t *cycle, gn_int_t slot, gn_uint_t generation)
         timeout = gn_timer_next();
 
         if (draining) {
-            if (gn_conn_drain(GN_DRAIN_GRACE) == 0) {
+            if (gn_conn_drain(GN_CONN_DRAIN_GRACE) == 0) {
                 gn_child_exit(cycle, 0);
             }
 

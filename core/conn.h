@@ -71,6 +71,12 @@ struct gn_conn_s {
 };
 
 
+/* While a child drains (reload, graceful stop), an idle keep-alive
+ * connection stays open this long so that a request already on its way
+ * is answered (with "Connection: close") instead of meeting a closed
+ * socket. */
+#define GN_CONN_DRAIN_GRACE  1000
+
 extern gn_uint_t  gn_conn_count;          /* open in this child */
 extern gn_uint_t  gn_conn_draining;       /* the child stops soon */
 

@@ -24,7 +24,6 @@
 
 
 #define GN_LINGER_MSEC   2000
-#define GN_DRAIN_GRACE   1000
 
 
 static void gn_http_read(gn_conn_t *c);
@@ -574,7 +573,7 @@ gn_http_finish(gn_conn_t *c)
         gn_http_set_state(c, GN_CONN_READING, lc->client_header_timeout);
     } else {
         gn_http_set_state(c, GN_CONN_KEEPALIVE,
-                          gn_conn_draining ? gn_min(GN_DRAIN_GRACE,
+                          gn_conn_draining ? gn_min(GN_CONN_DRAIN_GRACE,
                                                     lc->keepalive_timeout)
                                            : lc->keepalive_timeout);
     }

@@ -114,6 +114,27 @@ gn_master_spawn_generation(gn_cycle_t *cycle)
 }
 
 
+/* What the child's scoreboard slot counted, for the record. */
+static void
+gn_master_log_counters(gn_int_t slot, pid_t pid)
+{
+    gn_sb_slot_t  *sb = &gn_sb->slots[slot];
+
+    gn_log_error(GN_LOG_NOTICE, &gn_cycle->log, 0,
+                 "child %d served %llu requests on %llu connections, "
+                 "%llu bytes in, %llu out (2xx %llu, 3xx %llu, 4xx %llu, "
+                 "5xx %llu)", (int) pid,
+                 (unsigned long long) sb->requests,
+                 (unsigned long long) sb->accepted,
+                 (unsigned long long) sb->bytes_in,
+                 (unsigned long long) sb->bytes_out,
+                 (unsigned long long) sb->status[2],
+                 (unsigned long long) sb->status[3],
+                 (unsigned long long) sb->status[4],
+                 (unsigned long long) sb->status[5]);
+}
+
+
 static void
 gn_master_reaped(gn_int_t slot, pid_t pid, int status)
 {
@@ -140,6 +161,8 @@ gn_master_reaped(gn_int_t slot, pid_t pid, int status)
         gn_log_error(GN_LOG_NOTICE, &gn_cycle->log, 0,
                      "child %d exited with code 0", (int) pid);
     }
+
+    gn_master_log_counters(slot, pid);
 
     gn_sb->slots[slot].state = GN_SB_EXITED;
     gn_sb->slots[slot].pid = 0;

@@ -74,6 +74,8 @@ gn_process_spawn(gn_cycle_t *cycle, gn_int_t slot, gn_uint_t generation)
 {
     pid_t  pid;
 
+    /* a respawned child starts its counters afresh */
+    memset(&gn_sb->slots[slot], 0, sizeof(gn_sb_slot_t));
     gn_sb->slots[slot].state = GN_SB_STARTING;
     gn_sb->slots[slot].generation = generation;
 

@@ -45,6 +45,8 @@ GN_INTEG_TESTS = \
     %reldir%/integ/51-reload.t \
     %reldir%/integ/52-shutdown.t \
     %reldir%/integ/53-reopen.t \
+    %reldir%/integ/54-reload-load.t \
+    %reldir%/integ/55-privileges.t \
     %reldir%/integ/60-gannetctl.t
 
 TESTS += $(GN_UNIT_TESTS) $(GN_INTEG_TESTS)

@@ -58,4 +58,20 @@ ok(!grep({ $t->alive($_) } @kids), 'the children are gone');
 like($t->error_log, qr/\[notice\] $master#-: exiting/,
      'master "exiting" notice');
 
+# The scoreboard: each child's counters, reported by the master when the
+# child exits, add up to what this test sent.
+my ($reqs, $ok2xx, $out) = (0, 0, 0);
+for my $k (@kids) {
+    if ($t->error_log =~ /child $k served (\d+) requests on \d+ connections, (\d+) bytes in, (\d+) out \(2xx (\d+)/) {
+        $reqs += $1;
+        $out += $3;
+        $ok2xx += $4;
+    } else {
+        fail("scoreboard counters of child $k reported");
+    }
+}
+is($reqs, 1, 'scoreboard: 1 request counted over both children');
+is($ok2xx, 1, 'scoreboard: 1 response in 2xx');
+ok($out >= length $index, "scoreboard: bytes out ($out) cover the body");
+
 $t->done;

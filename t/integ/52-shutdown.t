@@ -149,4 +149,40 @@ close $ka;
 ok(!grep({ $t->alive($_) } @kids), 'children gone after TERM');
 ok(!-e $t->pid_file, 'pid file removed after TERM');
 
+# ---- QUIT with a client that stopped reading: shutdown_timeout bounds it ---
+
+$t->write_conf(<<"EOF_CONF");
+children 1;
+user %%USER%%;
+shutdown_timeout 2s;
+
+server {
+    listen 127.0.0.1:%%PORT_0%%;
+    send_timeout 60s;
+    types { text/html html; }
+}
+EOF_CONF
+
+$t->run;
+$m = $t->master_pid;
+
+my $stall = $t->connect(rcvbuf => 4096);
+$t->write_all($stall, $t->request('/big.bin'));
+my $first = '';
+sysread($stall, $first, 1024);
+like($first, qr{^HTTP/1\.1 200 }, 'stalled download started');
+
+# the client reads nothing more: the child cannot finish this response
+my $q2 = time();
+ok($t->signal('QUIT'), 'QUIT with a stalled download');
+ok($t->wait_exit(6), 'master exited although the client never read');
+my $took = time() - $q2;
+ok($took >= 1.5, sprintf('it waited for shutdown_timeout (%.1f s)', $took));
+ok($took < 6, sprintf('and no longer than the bound (%.1f s)', $took));
+like($t->error_log, qr/\[warn\] \d+#\d+: shutdown timeout: closing 1 connections/,
+     'child reports the connection it closed at the timeout');
+close $stall;
+$t->stop;
+is_deeply([$t->leftovers], [], 'no child left after the bounded stop');
+
 $t->done;
