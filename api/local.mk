@@ -1,2 +1,3 @@
 # Public module ABI headers, installed as <gannet/...>.
-nobase_include_HEADERS += %reldir%/gannet/types.h
+gannetincludedir = $(includedir)/gannet
+gannetinclude_HEADERS = %reldir%/gannet/types.h

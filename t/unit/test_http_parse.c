@@ -618,9 +618,14 @@ test_head_linear(void)
 
     for (i = 1; i <= n && rc == GN_AGAIN; i++) {
         rc = gn_http_parse_head_end(&s, buf, i, &lim, &hl);
+
+        /* it keeps its place: all given bytes scanned but a final CR */
+        if (rc == GN_AGAIN && s.pos != (buf[i - 1] == '\r' ? i - 1 : i)) {
+            break;
+        }
     }
 
-    is_int(rc, GN_OK, "linear: 1 MiB head byte by byte (no limits)");
+    is_int(rc, GN_OK, "linear: 1 MiB head byte by byte, no rescanning");
     is_int(hl, n, "linear: head length");
 
     free(buf);
