@@ -243,6 +243,10 @@ gn_http_next_line(u_char *p, u_char *end, u_char **eol)
 {
     u_char  *lf;
 
+    if (p == end) {
+        return NULL;
+    }
+
     lf = memchr(p, '\n', end - p);
     if (lf == NULL) {
         return NULL;

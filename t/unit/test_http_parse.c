@@ -190,6 +190,8 @@ static head_case_t  cases[] = {
     BAD("Host with at", "GET / HTTP/1.1\r\nHost: u@a\r\n\r\n", 400),
     BAD("Host with comma", "GET / HTTP/1.1\r\nHost: a, b\r\n\r\n", 400),
     BAD("Host with dot-dot", "GET / HTTP/1.1\r\nHost: ..\r\n\r\n", 400),
+    BAD("Host empty IP literal", "GET / HTTP/1.1\r\nHost: []\r\n\r\n",
+        400),
     BAD("Host with bad port", "GET / HTTP/1.1\r\nHost: a:8x\r\n\r\n", 400),
 
     /* Content-Length */
@@ -271,6 +273,9 @@ static head_case_t  cases[] = {
         "Transfer-Encoding: chunked x\r\n\r\n", 400),
     BAD("Transfer-Encoding SP colon", "POST / HTTP/1.1\r\n" HOST
         "Transfer-Encoding : chunked\r\n\r\n", 400),
+    BAD("other field SP colon", "GET / HTTP/1.1\r\n" HOST
+        "X-Foo : bar\r\n\r\n", 400),
+    BAD("Host SP colon", "GET / HTTP/1.1\r\nHost : a\r\n\r\n", 400),
     BAD("Content-Length HTAB colon", "POST / HTTP/1.1\r\n" HOST
         "Content-Length\t: 5\r\n\r\n", 400),
 
@@ -337,6 +342,12 @@ static head_case_t  cases[] = {
             "B: 012345678901234567890123456789\r\n"
             "C: 012345678901234567890123456789\r\n\r\n",
             LIM_SMALL, 431, 431),
+    SCANBAD("head > max_head mid-line, before any line end",
+            "GET / HTTP/1.1\r\nHost: a\r\n"
+            "A: 012345678901234567890123456789\r\n"
+            "B: 012345678901234567890123456789\r\n"
+            "C: 0123456789012345678901234567890123456",
+            LIM_SMALL, 431, 400),
     SCANBAD("leading CRLFs count toward max_head",
             "\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n"
             "\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n"
