@@ -19,6 +19,7 @@
 #include "conn.h"
 #include "log.h"
 #include "scoreboard.h"
+#include "file_cache.h"
 
 
 
@@ -147,6 +148,8 @@ gn_child_run(gn_cycle_t *cycle, gn_int_t slot, gn_uint_t generation)
 
     if (gn_event_init(512) != GN_OK
         || gn_timer_heap_init((gn_uint_t) cycle->main->max_connections + 16)
+           != GN_OK
+        || gn_file_cache_init((gn_uint_t) cycle->main_loc->file_cache_entries)
            != GN_OK
         || gn_conn_listen_start(cycle, (gn_uint_t) cycle->main->max_connections)
            != GN_OK)

@@ -58,6 +58,7 @@ static ssize_t gn_conn_plain_sendfile(gn_conn_t *c, int fd, off_t *off,
 static void gn_conn_accept_handler(gn_io_t *io, uint32_t events);
 static void gn_conn_event_handler(gn_io_t *io, uint32_t events);
 static void gn_conn_accept_resume(gn_timer_t *t);
+static gn_uint_t gn_conn_siblings_full(void);
 static size_t gn_conn_log_context(gn_log_t *log, char *buf, size_t len);
 
 static const gn_conn_ops_t  gn_conn_plain_ops = {
@@ -170,9 +171,13 @@ gn_conn_listen_stop(gn_cycle_t *cycle)
 static void
 gn_conn_accept_resume(gn_timer_t *t)
 {
-    if (gn_conn_count < gn_max_conns) {
+    /* below the limit again, or every child full (then answer 503s) */
+    if (gn_conn_count < gn_max_conns || gn_conn_siblings_full()) {
         gn_accept_pause(0);
+        return;
     }
+
+    gn_timer_set(&gn_accept_timer, 100);
 }
 
 
@@ -268,6 +273,66 @@ gn_conn_accept_one(gn_accept_t *a, int fd, struct sockaddr_storage *sa,
 }
 
 
+/*
+ * max_connections reached. If a sibling of this generation still has
+ * room, stop accepting for a moment and let it take the connections;
+ * when every child is full, accept and answer 503 at once, so that a
+ * client is told rather than left in the kernel's queue.
+ */
+static gn_uint_t
+gn_conn_siblings_full(void)
+{
+    gn_sb_slot_t  *s;
+    gn_int_t       i;
+
+    if (gn_sb == NULL || gn_sb_me == NULL) {
+        return 1;
+    }
+
+    for (i = 0; i < GN_SB_SLOTS; i++) {
+        s = &gn_sb->slots[i];
+        if (s != gn_sb_me && s->state == GN_SB_RUNNING
+            && s->generation == gn_sb_me->generation
+            && s->connections < gn_max_conns)
+        {
+            return 0;
+        }
+    }
+
+    return 1;
+}
+
+
+static void
+gn_conn_reject(gn_accept_t *a, int fd)
+{
+    static const char  busy[] =
+        "HTTP/1.1 503 Service Unavailable\r\n"
+        "Server: gannet\r\n"
+        "Content-Type: text/plain\r\n"
+        "Content-Length: 20\r\n"
+        "Connection: close\r\n"
+        "\r\n"
+        "Server is too busy.\n";
+    char               drain[4096];
+
+    /* read what the client sent already, so that close() does not turn
+     * into a RST that destroys the answer */
+    (void) recv(fd, drain, sizeof(drain), MSG_DONTWAIT);
+    (void) send(fd, busy, sizeof(busy) - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+    (void) shutdown(fd, SHUT_WR);
+    close(fd);
+
+    if (gn_current_sec != gn_emfile_logged) {
+        gn_log_error(GN_LOG_WARN, NULL, 0, "%u connections open in this "
+                     "child and in every other: answering 503 on %.*s "
+                     "(max_connections)", (unsigned) gn_max_conns,
+                     GN_STR_ARG(&a->ls->text));
+        gn_emfile_logged = gn_current_sec;
+    }
+}
+
+
 static void
 gn_conn_accept_handler(gn_io_t *io, uint32_t events)
 {
@@ -279,8 +344,9 @@ gn_conn_accept_handler(gn_io_t *io, uint32_t events)
 
     for (n = 0; n < GN_ACCEPT_BATCH; n++) {
 
-        if (gn_conn_count >= gn_max_conns) {
+        if (gn_conn_count >= gn_max_conns && !gn_conn_siblings_full()) {
             gn_accept_pause(1);
+            gn_timer_set(&gn_accept_timer, 100);
             return;
         }
 
@@ -316,6 +382,11 @@ gn_conn_accept_handler(gn_io_t *io, uint32_t events)
             gn_log_error(GN_LOG_ALERT, NULL, err, "accept4() on %.*s failed",
                          GN_STR_ARG(&a->ls->text));
             break;
+        }
+
+        if (gn_conn_count >= gn_max_conns) {
+            gn_conn_reject(a, fd);
+            continue;
         }
 
         gn_conn_accept_one(a, fd, &sa, salen);

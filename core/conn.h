@@ -34,6 +34,7 @@ typedef enum {
     GN_CONN_READING = 0,       /* waiting for (the rest of) a head */
     GN_CONN_WRITING,           /* sending a response */
     GN_CONN_KEEPALIVE,         /* idle between requests */
+    GN_CONN_DISCARDING,        /* reading and dropping a request body */
     GN_CONN_LINGERING          /* closing: discarding input a while */
 } gn_conn_state_e;
 
@@ -56,6 +57,12 @@ struct gn_conn_s {
     gn_http_scan_t           scan;
 
     gn_http_request_t       *r;
+
+    /* a request body still to be read past (discarded) */
+    off_t                    body_left;    /* Content-Length bytes */
+    gn_uint_t                body_chunked;
+    gn_http_chunked_t        chunked;
+    off_t                    body_max;
     gn_uint_t                requests;
     gn_conn_state_e          state;
     gn_msec_t                state_since;

@@ -40,6 +40,8 @@ static char *gn_cycle_access_log(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
     void *conf);
 static char *gn_cycle_log_format(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
     void *conf);
+static char *gn_cycle_error_page(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
+    void *conf);
 
 
 #define GN_ALL   (GN_CONF_MAIN | GN_CONF_SRV | GN_CONF_LOC)
@@ -119,6 +121,31 @@ static const gn_conf_cmd_t  gn_cycle_commands[] = {
     { gn_string("server_tokens"), GN_ALL | GN_CONF_FLAG,
       gn_conf_set_flag_slot, GN_CONF_LOC_CONF, gn_loc_offset(server_tokens),
       NULL },
+    { gn_string("etag"), GN_ALL | GN_CONF_FLAG,
+      gn_conf_set_flag_slot, GN_CONF_LOC_CONF, gn_loc_offset(etag), NULL },
+    { gn_string("last_modified"), GN_ALL | GN_CONF_FLAG,
+      gn_conf_set_flag_slot, GN_CONF_LOC_CONF, gn_loc_offset(last_modified),
+      NULL },
+    { gn_string("max_ranges"), GN_ALL | GN_CONF_TAKE1,
+      gn_conf_set_num_slot, GN_CONF_LOC_CONF, gn_loc_offset(max_ranges),
+      NULL },
+    { gn_string("sendfile_min_size"), GN_ALL | GN_CONF_TAKE1,
+      gn_conf_set_size_slot, GN_CONF_LOC_CONF,
+      gn_loc_offset(sendfile_min_size), NULL },
+    { gn_string("file_cache"), GN_ALL | GN_CONF_FLAG,
+      gn_conf_set_flag_slot, GN_CONF_LOC_CONF, gn_loc_offset(file_cache),
+      NULL },
+    { gn_string("file_cache_valid"), GN_ALL | GN_CONF_TAKE1,
+      gn_conf_set_msec_slot, GN_CONF_LOC_CONF,
+      gn_loc_offset(file_cache_valid), NULL },
+    { gn_string("file_cache_entries"), GN_CONF_MAIN | GN_CONF_TAKE1,
+      gn_conf_set_num_slot, GN_CONF_LOC_CONF,
+      gn_loc_offset(file_cache_entries), NULL },
+    { gn_string("symlinks_outside_root"), GN_ALL | GN_CONF_FLAG,
+      gn_conf_set_flag_slot, GN_CONF_LOC_CONF,
+      gn_loc_offset(symlinks_outside_root), NULL },
+    { gn_string("error_page"), GN_CONF_SRV | GN_CONF_LOC | GN_CONF_2MORE,
+      gn_cycle_error_page, GN_CONF_LOC_CONF, 0, NULL },
 
     gn_conf_null_cmd
 };
@@ -126,15 +153,10 @@ static const gn_conf_cmd_t  gn_cycle_commands[] = {
 static const gn_conf_cmd_t  *gn_cycle_tables[] = { gn_cycle_commands, NULL };
 
 
-static gn_loc_conf_t *
-gn_loc_conf_create(gn_pool_t *pool)
+static void
+gn_loc_conf_init(gn_loc_conf_t *lc)
 {
-    gn_loc_conf_t  *lc;
-
-    lc = gn_pcalloc(pool, sizeof(gn_loc_conf_t));
-    if (lc == NULL) {
-        return NULL;
-    }
+    memset(lc, 0, sizeof(gn_loc_conf_t));
 
     lc->access_log_off = GN_CONF_UNSET;
     lc->keepalive_timeout = GN_CONF_UNSET_MSEC;
@@ -148,44 +170,53 @@ gn_loc_conf_create(gn_pool_t *pool)
     lc->client_max_body_size = GN_CONF_UNSET_SIZE;
     lc->sendfile = GN_CONF_UNSET;
     lc->server_tokens = GN_CONF_UNSET;
+    lc->etag = GN_CONF_UNSET;
+    lc->last_modified = GN_CONF_UNSET;
+    lc->max_ranges = GN_CONF_UNSET;
+    lc->sendfile_min_size = GN_CONF_UNSET_SIZE;
+    lc->file_cache = GN_CONF_UNSET;
+    lc->file_cache_valid = GN_CONF_UNSET_MSEC;
+    lc->file_cache_entries = GN_CONF_UNSET;
+    lc->symlinks_outside_root = GN_CONF_UNSET;
+}
+
+
+static gn_loc_conf_t *
+gn_loc_conf_create(gn_pool_t *pool)
+{
+    gn_loc_conf_t  *lc;
+
+    lc = gn_palloc(pool, sizeof(gn_loc_conf_t));
+    if (lc != NULL) {
+        gn_loc_conf_init(lc);
+    }
 
     return lc;
 }
 
 
-/* Inherits from `prev` what `lc` left unset; with prev == NULL applies
- * the defaults. */
+/*
+ * Inherits from `prev` what `lc` left unset. The top level (prev == NULL)
+ * merges with an all-unset level, so every default below is written once,
+ * in the merge call that applies it.
+ */
 static gn_int_t
 gn_loc_conf_merge(gn_conf_t *cf, gn_loc_conf_t *lc, gn_loc_conf_t *prev)
 {
-    static gn_loc_conf_t  defaults;
-    static gn_str_t       index_html = gn_string("index.html");
-    gn_str_t              root = gn_string("html"), *s;
+    static gn_str_t   index_html = gn_string("index.html");
+    gn_loc_conf_t     top;
+    gn_str_t          root = gn_string("html"), *s;
 
     if (prev == NULL) {
-        memset(&defaults, 0, sizeof(defaults));
-        defaults.access_log_off = GN_CONF_UNSET;
-        defaults.keepalive_timeout = 75000;
-        defaults.keepalive_requests = 1000;
-        defaults.client_header_timeout = 60000;
-        defaults.client_body_timeout = 60000;
-        defaults.send_timeout = 60000;
-        defaults.client_max_request_line = 8192;
-        defaults.client_max_header_size = 32768;
-        defaults.client_max_headers = 100;
-        defaults.client_max_body_size = 1024 * 1024;
-        defaults.sendfile = 1;
-        defaults.server_tokens = 1;
-        gn_str_set(&defaults.default_type, "application/octet-stream");
-
+        gn_loc_conf_init(&top);
+        gn_str_set(&top.default_type, "application/octet-stream");
         if (lc->root.data == NULL) {
             if (gn_conf_full_name(cf, &root, 0) != GN_OK) {
                 return GN_ERROR;
             }
-            defaults.root = root;
+            top.root = root;
         }
-
-        prev = &defaults;
+        prev = &top;
     }
 
     if (lc->root.data == NULL) {
@@ -236,6 +267,31 @@ gn_loc_conf_merge(gn_conf_t *cf, gn_loc_conf_t *lc, gn_loc_conf_t *prev)
                              prev->client_max_body_size, 1024 * 1024);
     gn_conf_merge_value(lc->sendfile, prev->sendfile, 1);
     gn_conf_merge_value(lc->server_tokens, prev->server_tokens, 1);
+    gn_conf_merge_value(lc->etag, prev->etag, 1);
+    gn_conf_merge_value(lc->last_modified, prev->last_modified, 1);
+    gn_conf_merge_value(lc->max_ranges, prev->max_ranges, 16);
+    gn_conf_merge_size_value(lc->sendfile_min_size, prev->sendfile_min_size,
+                             16384);
+    gn_conf_merge_value(lc->file_cache, prev->file_cache, 1);
+    gn_conf_merge_msec_value(lc->file_cache_valid, prev->file_cache_valid,
+                             2000);
+    gn_conf_merge_value(lc->file_cache_entries, prev->file_cache_entries,
+                        1024);
+    gn_conf_merge_value(lc->symlinks_outside_root,
+                        prev->symlinks_outside_root, 0);
+
+    if (lc->error_pages == NULL) {
+        lc->error_pages = prev->error_pages;
+    }
+
+    if (lc->max_ranges < 0 || lc->client_max_headers < 1
+        || lc->keepalive_requests < 0 || lc->file_cache_entries < 1)
+    {
+        gn_conf_error(cf, "\"max_ranges\" and \"keepalive_requests\" must "
+                      "be 0 or more, \"client_max_headers\" and "
+                      "\"file_cache_entries\" 1 or more");
+        return GN_ERROR;
+    }
 
     return GN_OK;
 }
@@ -752,6 +808,51 @@ gn_cycle_log_format(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
     }
 
     *pfmt = fmt;
+    return GN_CONF_OK;
+}
+
+
+static char *
+gn_cycle_error_page(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
+{
+    gn_loc_conf_t    *lc = conf;
+    gn_str_t         *value = cf->args->elts, *uri;
+    gn_error_page_t  *ep;
+    gn_int_t          status;
+    gn_uint_t         i;
+
+    uri = &value[cf->args->nelts - 1];
+    if (uri->len == 0 || uri->data[0] != '/') {
+        gn_conf_error(cf, "invalid URI \"%.*s\" in \"error_page\" directive, "
+                      "it must start with \"/\"", GN_STR_ARG(uri));
+        return GN_CONF_ERROR;
+    }
+
+    if (lc->error_pages == NULL) {
+        lc->error_pages = gn_array_create(cf->pool, 4,
+                                          sizeof(gn_error_page_t));
+        if (lc->error_pages == NULL) {
+            return "failed (out of memory)";
+        }
+    }
+
+    for (i = 1; i < cf->args->nelts - 1; i++) {
+        status = gn_atoi(value[i].data, value[i].len);
+        if (status < 400 || status > 599) {
+            gn_conf_error(cf, "invalid status \"%.*s\" in \"error_page\" "
+                          "directive, it must be from 400 to 599",
+                          GN_STR_ARG(&value[i]));
+            return GN_CONF_ERROR;
+        }
+
+        ep = gn_array_push(lc->error_pages);
+        if (ep == NULL) {
+            return "failed (out of memory)";
+        }
+        ep->status = (gn_uint_t) status;
+        ep->uri = *uri;
+    }
+
     return GN_CONF_OK;
 }
 

@@ -42,6 +42,11 @@ typedef struct {
     gn_log_format_t  *format;
 } gn_access_log_t;
 
+typedef struct {
+    gn_uint_t         status;
+    gn_str_t          uri;         /* served from root, status unchanged */
+} gn_error_page_t;
+
 /* Per-location settings; the server and main levels have one too, and
  * inner levels inherit what they leave unset. */
 struct gn_loc_conf_s {
@@ -66,6 +71,15 @@ struct gn_loc_conf_s {
     size_t            client_max_body_size;
     gn_flag_t         sendfile;
     gn_flag_t         server_tokens;
+    gn_flag_t         etag;
+    gn_flag_t         last_modified;
+    gn_int_t          max_ranges;
+    size_t            sendfile_min_size;
+    gn_flag_t         file_cache;
+    gn_msec_t         file_cache_valid;
+    gn_int_t          file_cache_entries;
+    gn_flag_t         symlinks_outside_root;
+    gn_array_t       *error_pages;  /* of gn_error_page_t */
 
     gn_srv_conf_t    *srv;
 };

@@ -31,6 +31,9 @@ static void gn_http_process(gn_conn_t *c, size_t head_len);
 static void gn_http_write(gn_conn_t *c);
 static void gn_http_finish(gn_conn_t *c);
 static void gn_http_linger(gn_conn_t *c);
+static void gn_http_discard(gn_conn_t *c);
+static void gn_http_body_start(gn_conn_t *c);
+static void gn_http_respond(gn_conn_t *c);
 static void gn_http_timeout(gn_timer_t *t);
 
 
@@ -74,6 +77,12 @@ gn_http_conn_handler(gn_conn_t *c)
         }
         break;
 
+    case GN_CONN_DISCARDING:
+        if (c->read_ready) {
+            gn_http_discard(c);
+        }
+        break;
+
     case GN_CONN_LINGERING:
         gn_http_linger(c);
         break;
@@ -97,6 +106,11 @@ gn_http_timeout(gn_timer_t *t)
 
     case GN_CONN_WRITING:
         c->log.action = "sending the response";
+        gn_log_error(GN_LOG_INFO, &c->log, 0, "client timed out");
+        break;
+
+    case GN_CONN_DISCARDING:
+        c->log.action = "reading the request body";
         gn_log_error(GN_LOG_INFO, &c->log, 0, "client timed out");
         break;
 
@@ -147,6 +161,55 @@ gn_http_recv(gn_conn_t *c)
 }
 
 
+static gn_http_request_t *
+gn_http_request_create(gn_conn_t *c, size_t head_len)
+{
+    gn_http_request_t  *r;
+
+    r = gn_pcalloc(c->pool, sizeof(gn_http_request_t));
+    if (r == NULL) {
+        return NULL;
+    }
+
+    r->c = c;
+    r->pool = c->pool;
+    r->head_len = head_len;
+    r->last_modified = -1;
+    r->content_length = -1;
+    r->start_msec = gn_current_msec;
+    r->srv = c->listen->default_srv;
+    r->loc = r->srv->loc;
+    c->r = r;
+
+    return r;
+}
+
+
+/* Sends the response set up in r (head built here). */
+static void
+gn_http_respond(gn_conn_t *c)
+{
+    gn_http_request_t  *r = c->r;
+
+    /* keep-alive decision, made once the response is known */
+    r->keepalive = r->head.keepalive && !c->close && !gn_conn_draining
+                   && r->loc->keepalive_timeout > 0
+                   && (r->loc->keepalive_requests == 0
+                       || c->requests < (gn_uint_t) r->loc->keepalive_requests);
+    if (!r->keepalive) {
+        c->close = 1;
+    }
+
+    if (gn_http_response_head(r) != GN_OK) {
+        gn_conn_close(c);
+        return;
+    }
+
+    gn_http_set_state(c, GN_CONN_WRITING, r->loc->send_timeout);
+    gn_http_write(c);
+}
+
+
 /* A request that could not even be parsed: answer `status` and close. */
 static void
 gn_http_reject(gn_conn_t *c, gn_uint_t status, const char *why)
@@ -158,33 +221,21 @@ gn_http_reject(gn_conn_t *c, gn_uint_t status, const char *why)
                  "(answered %u)", why, (unsigned) status);
     c->log.action = NULL;
 
-    r = gn_pcalloc(c->pool, sizeof(gn_http_request_t));
+    r = gn_http_request_create(c, c->buf_len);
     if (r == NULL) {
         gn_conn_close(c);
         return;
     }
 
-    r->c = c;
-    r->pool = c->pool;
-    r->srv = c->listen->default_srv;
-    r->loc = r->srv->loc;
-    r->file_fd = -1;
-    r->last_modified = -1;
-    r->start_msec = gn_current_msec;
-    r->head_len = c->buf_len;
-    c->r = r;
     c->close = 1;
     c->linger = 1;
 
-    if (gn_http_response_error(r, status) != GN_OK
-        || gn_http_response_head(r) != GN_OK)
-    {
+    if (gn_http_response_error(r, status) != GN_OK) {
         gn_conn_close(c);
         return;
     }
 
-    gn_http_set_state(c, GN_CONN_WRITING, r->loc->send_timeout);
-    gn_http_write(c);
+    gn_http_respond(c);
 }
 
 
@@ -323,16 +374,89 @@ gn_http_find_server(gn_conn_t *c, const gn_str_t *host)
 }
 
 
+/*
+ * Request bodies. The framing was validated by the parser (RFC 9112 6.3:
+ * chunked wins and Content-Length together with it is refused). Here:
+ * POST and PUT must be framed (411); a declared length above
+ * client_max_body_size is refused before any byte is read (413); an
+ * Expect other than 100-continue is refused (417). Otherwise the body is
+ * read before the handler runs ("100 Continue" first when asked for);
+ * handlers that take no body (static files) drop it, so the connection
+ * can be kept alive.
+ */
+static gn_int_t
+gn_http_body_rules(gn_http_request_t *r)
+{
+    gn_http_head_t  *h = &r->head;
+    gn_conn_t       *c = r->c;
+    size_t           max = r->loc->client_max_body_size;
+
+    if (!h->expect_continue
+        && gn_http_header_find(h, "Expect", 6) != NULL
+        && h->version >= GN_HTTP_VERSION_11)
+    {
+        c->close = 1;
+        c->linger = 1;
+        return 417;
+    }
+
+    if ((h->method & (GN_HTTP_POST | GN_HTTP_PUT))
+        && h->content_length < 0 && !h->chunked)
+    {
+        return 411;
+    }
+
+    r->has_body = h->chunked || h->content_length > 0;
+    if (!r->has_body) {
+        return GN_OK;
+    }
+
+    if (max > 0 && h->content_length > (off_t) max) {
+        gn_log_error(GN_LOG_INFO, &c->log, 0, "client intended to send a "
+                     "body of %lld bytes, more than client_max_body_size",
+                     (long long) h->content_length);
+        c->close = 1;
+        c->linger = 1;
+        return 413;
+    }
+
+    /* read (and, for handlers that take no body, drop) before answering:
+     * a malformed or oversized chunked body then gets its 400 or 413 */
+    c->body_left = h->chunked ? 0 : h->content_length;
+    c->body_chunked = h->chunked;
+    c->body_max = (off_t) max;
+    memset(&c->chunked, 0, sizeof(gn_http_chunked_t));
+
+    return GN_OK;
+}
+
+
 /* Maps the parsed head to a server, location and handler, and sets up
  * the response. */
 static gn_int_t
 gn_http_run(gn_http_request_t *r)
 {
     gn_http_head_t  *h = &r->head;
+    gn_int_t         rc;
     u_char          *p;
 
     r->srv = gn_http_find_server(r->c, &h->host);
     r->loc = r->srv->loc;
+
+    if (h->method == GN_HTTP_UNKNOWN) {
+        return gn_http_response_error(r, 501);
+    }
+
+    if (h->method == GN_HTTP_CONNECT) {
+        return gn_http_response_error(r, 405);        /* not a proxy */
+    }
+
+    if (h->method == GN_HTTP_OPTIONS && gn_str_eq(&h->path, "*")) {
+        r->status = 200;
+        r->content_length = 0;
+        gn_str_set(&r->extra_headers, "Allow: GET, HEAD, OPTIONS\r\n");
+        return GN_OK;
+    }
 
     p = gn_pnalloc(r->pool, h->path.len + 1);
     if (p == NULL) {
@@ -352,77 +476,86 @@ gn_http_run(gn_http_request_t *r)
 
     r->loc = gn_cycle_find_location(r->srv, r->uri.data, r->uri.len);
 
-    if (h->method == GN_HTTP_UNKNOWN) {
-        return gn_http_response_error(r, 501);
+    rc = gn_http_body_rules(r);
+    if (rc != GN_OK) {
+        return gn_http_response_error(r, (gn_uint_t) rc);
     }
 
-    /* The static handler takes no request body; rather than read and
-     * discard one, answer and close (framing stays unambiguous). */
-    if (h->content_length > 0 || h->chunked) {
-        r->c->close = 1;
-        r->c->linger = 1;
-    }
-
-    return gn_http_static_handler(r);
+    return r->has_body ? GN_AGAIN : gn_http_static_handler(r);
 }
 
 
 static void
 gn_http_process(gn_conn_t *c, size_t head_len)
 {
-    gn_http_request_t  *r;
-    gn_http_header_t   *hdrs;
-    gn_loc_conf_t      *lc = c->listen->default_srv->loc;
-    gn_int_t            rc;
+    static gn_http_header_t  *scratch;
+    static size_t             scratch_n;
+    gn_http_request_t        *r;
+    gn_loc_conf_t            *lc = c->listen->default_srv->loc;
+    gn_http_limits_t          lim;
+    gn_int_t                  rc;
 
-    r = gn_pcalloc(c->pool, sizeof(gn_http_request_t));
-    hdrs = gn_palloc(c->pool, lc->client_max_headers
-                              * sizeof(gn_http_header_t));
-    if (r == NULL || hdrs == NULL) {
+    /* Header fields are parsed into a per-child scratch array and only
+     * those present are copied into the request's pool. */
+    if (scratch_n < (size_t) lc->client_max_headers) {
+        free(scratch);
+        scratch_n = (size_t) lc->client_max_headers;
+        scratch = malloc(scratch_n * sizeof(gn_http_header_t));
+        if (scratch == NULL) {
+            scratch_n = 0;
+            gn_conn_close(c);
+            return;
+        }
+    }
+
+    r = gn_http_request_create(c, head_len);
+    if (r == NULL) {
         gn_conn_close(c);
         return;
     }
-
-    r->c = c;
-    r->pool = c->pool;
-    r->head_len = head_len;
-    r->file_fd = -1;
-    r->last_modified = -1;
-    r->content_length = -1;
-    r->start_msec = gn_current_msec;
-    r->srv = c->listen->default_srv;
-    r->loc = r->srv->loc;
-    c->r = r;
     c->requests++;
+    c->body_left = 0;
+    c->body_chunked = 0;
 
-    {
-        gn_http_limits_t  lim;
+    lim.max_line = lc->client_max_request_line;
+    lim.max_head = lc->client_max_header_size;
+    lim.max_headers = (size_t) lc->client_max_headers;
+    lim.max_field = lc->client_max_header_size;
 
-        lim.max_line = lc->client_max_request_line;
-        lim.max_head = lc->client_max_header_size;
-        lim.max_headers = (size_t) lc->client_max_headers;
-        lim.max_field = lc->client_max_header_size;
+    rc = gn_http_parse_head(&r->head, c->buf, head_len, &lim, scratch,
+                            (size_t) lc->client_max_headers);
 
-        rc = gn_http_parse_head(&r->head, c->buf, head_len, &lim, hdrs,
-                                (size_t) lc->client_max_headers);
-    }
+    if (rc == GN_OK) {
+        r->head.headers = gn_palloc(r->pool, (r->head.nheaders + 1)
+                                             * sizeof(gn_http_header_t));
+        if (r->head.headers == NULL) {
+            gn_conn_close(c);
+            return;
+        }
+        memcpy(r->head.headers, scratch,
+               r->head.nheaders * sizeof(gn_http_header_t));
 
-    if (rc != GN_OK) {
+        rc = gn_http_run(r);
+        if (rc == GN_AGAIN) {
+            gn_http_body_start(c);
+            return;
+        }
+        if (rc != GN_OK) {
+            c->close = 1;
+            rc = gn_http_response_error(r, 500);
+        }
+
+    } else {
         c->log.action = "reading the request head";
         gn_log_error(GN_LOG_INFO, &c->log, 0,
                      "client sent invalid request: %s (answered %d)",
                      r->head.err ? r->head.err : "malformed", (int) rc);
         c->log.action = NULL;
+        r->head.headers = NULL;
+        r->head.nheaders = 0;
         c->close = 1;
         c->linger = 1;
         rc = gn_http_response_error(r, (gn_uint_t) rc);
-
-    } else {
-        rc = gn_http_run(r);
-        if (rc != GN_OK) {
-            c->close = 1;
-            rc = gn_http_response_error(r, 500);
-        }
     }
 
     if (rc != GN_OK) {
@@ -430,22 +563,76 @@ gn_http_process(gn_conn_t *c, size_t head_len)
         return;
     }
 
-    /* keep-alive decision, made once the response is known */
-    r->keepalive = r->head.keepalive && !c->close && !gn_conn_draining
-                   && r->loc->keepalive_timeout > 0
-                   && (r->loc->keepalive_requests == 0
-                       || c->requests < (gn_uint_t) r->loc->keepalive_requests);
-    if (!r->keepalive) {
-        c->close = 1;
+    gn_http_respond(c);
+}
+
+
+/* Sends a file segment without sendfile(): through a buffer (sendfile
+ * off; and the path TLS will take). */
+static ssize_t
+gn_http_send_file_buffered(gn_conn_t *c, gn_http_seg_t *seg)
+{
+    u_char        buf[16384];
+    struct iovec  iov;
+    ssize_t       n;
+
+    n = pread(seg->fd, buf, gn_min(seg->len, sizeof(buf)), seg->off);
+    if (n <= 0) {
+        if (n == 0) {
+            errno = 0;
+        }
+        return GN_ERROR;
     }
 
-    if (gn_http_response_head(r) != GN_OK) {
-        gn_conn_close(c);
-        return;
+    iov.iov_base = buf;
+    iov.iov_len = (size_t) n;
+
+    n = c->ops->writev(c, &iov, 1, seg->len > (size_t) n);
+    if (n > 0) {
+        seg->off += n;
     }
 
-    gn_http_set_state(c, GN_CONN_WRITING, r->loc->send_timeout);
-    gn_http_write(c);
+    return n;
+}
+
+
+/* Sends memory segments cur.. with one writev (up to 16 at a time). */
+static ssize_t
+gn_http_send_mem(gn_conn_t *c, gn_http_request_t *r)
+{
+    struct iovec    iov[16];
+    gn_http_seg_t  *seg;
+    gn_uint_t       i, n;
+    ssize_t         sent;
+    size_t          left;
+
+    for (n = 0, i = r->cur; i < r->nsegs && n < 16; i++) {
+        if (r->segs[i].fd != -1) {
+            break;
+        }
+        iov[n].iov_base = r->segs[i].pos;
+        iov[n].iov_len = r->segs[i].len;
+        n++;
+    }
+
+    sent = c->ops->writev(c, iov, (int) n, i < r->nsegs);
+    if (sent <= 0) {
+        return sent;
+    }
+
+    for (left = (size_t) sent, i = r->cur; left > 0; i++) {
+        seg = &r->segs[i];
+        if (left >= seg->len) {
+            left -= seg->len;
+            seg->len = 0;
+        } else {
+            seg->pos += left;
+            seg->len -= left;
+            left = 0;
+        }
+    }
+
+    return sent;
 }
 
 
@@ -453,13 +640,37 @@ static void
 gn_http_write(gn_conn_t *c)
 {
     gn_http_request_t  *r = c->r;
+    gn_http_seg_t      *seg;
     ssize_t             n;
-    size_t              left;
-    int                 i, more;
 
-    while (r->niov > 0) {
-        more = (r->file_fd != -1 && r->file_pos < r->file_end);
-        n = c->ops->writev(c, r->iov, r->niov, more);
+    while (r->cur < r->nsegs) {
+        seg = &r->segs[r->cur];
+
+        if (seg->len == 0) {
+            r->cur++;
+            continue;
+        }
+
+        if (seg->fd == -1) {
+            n = gn_http_send_mem(c, r);
+
+        } else if (r->loc->sendfile) {
+            n = c->ops->sendfile(c, seg->fd, &seg->off,
+                                 gn_min(seg->len, (size_t) 1 << 30));
+            if (n == 0) {
+                errno = 0;
+                n = GN_ERROR;             /* the file shrank */
+            }
+            if (n > 0) {
+                seg->len -= (size_t) n;
+            }
+
+        } else {
+            n = gn_http_send_file_buffered(c, seg);
+            if (n > 0) {
+                seg->len -= (size_t) n;
+            }
+        }
 
         if (n == GN_AGAIN) {
             c->write_ready = 0;
@@ -469,45 +680,10 @@ gn_http_write(gn_conn_t *c)
         if (n == GN_ERROR) {
             if (errno != EPIPE && errno != ECONNRESET) {
                 c->log.action = "sending the response";
-                gn_log_error(GN_LOG_INFO, &c->log, errno, "writev() failed");
-            }
-            gn_conn_close(c);
-            return;
-        }
-
-        r->bytes_sent += n;
-
-        /* consume n bytes from the iovecs */
-        for (i = 0; i < r->niov && n > 0; i++) {
-            left = gn_min((size_t) n, r->iov[i].iov_len);
-            r->iov[i].iov_base = (u_char *) r->iov[i].iov_base + left;
-            r->iov[i].iov_len -= left;
-            n -= (ssize_t) left;
-        }
-
-        while (r->niov > 0 && r->iov[0].iov_len == 0) {
-            memmove(&r->iov[0], &r->iov[1], (r->niov - 1) * sizeof(struct iovec));
-            r->niov--;
-        }
-
-        gn_timer_set(&c->timer, r->loc->send_timeout);
-    }
-
-    while (r->file_fd != -1 && r->file_pos < r->file_end) {
-        n = c->ops->sendfile(c, r->file_fd, &r->file_pos,
-                             (size_t) gn_min(r->file_end - r->file_pos,
-                                             (off_t) 1 << 30));
-        if (n == GN_AGAIN) {
-            c->write_ready = 0;
-            return;
-        }
-
-        if (n == GN_ERROR || n == 0) {
-            if (n == 0 || (errno != EPIPE && errno != ECONNRESET)) {
-                c->log.action = "sending the response";
-                gn_log_error(GN_LOG_ERR, &c->log, n == 0 ? 0 : errno,
-                             n == 0 ? "file shrank while being sent"
-                                    : "sendfile() failed");
+                gn_log_error(errno ? GN_LOG_INFO : GN_LOG_ERR, &c->log, errno,
+                             errno ? "send failed"
+                                   : "file shrank while being sent");
+                c->log.action = NULL;
             }
             gn_conn_close(c);
             return;
@@ -536,6 +712,150 @@ gn_http_account(gn_http_request_t *r)
 }
 
 
+/* Starts the next request on this connection (bytes of it may be in the
+ * buffer already) or waits for one. */
+static void
+gn_http_next(gn_conn_t *c, gn_loc_conf_t *lc)
+{
+    memset(&c->scan, 0, sizeof(c->scan));
+
+    if (c->buf_len > 0) {
+        gn_http_set_state(c, GN_CONN_READING, lc->client_header_timeout);
+    } else {
+        gn_http_set_state(c, GN_CONN_KEEPALIVE,
+                          gn_conn_draining
+                          ? gn_min(GN_CONN_DRAIN_GRACE, lc->keepalive_timeout)
+                          : lc->keepalive_timeout);
+    }
+
+    gn_http_read(c);
+}
+
+
+/* Drops body bytes that follow the head in the buffer (the head itself,
+ * which the request still points into, stays). Returns GN_DONE when the
+ * body is over, GN_AGAIN when more is needed, GN_ERROR on a bad chunked
+ * encoding or a body past the limit. */
+static gn_int_t
+gn_http_discard_buffered(gn_conn_t *c)
+{
+    u_char    *base, *pos, *data;
+    size_t     n, size, avail;
+    gn_int_t   rc;
+
+    base = c->buf + c->r->head_len;
+    avail = c->buf_len - c->r->head_len;
+
+    if (!c->body_chunked) {
+        n = (size_t) gn_min((off_t) avail, c->body_left);
+        c->body_left -= (off_t) n;
+        rc = c->body_left == 0 ? GN_DONE : GN_AGAIN;
+
+    } else {
+        pos = base;
+        do {
+            rc = gn_http_chunked_parse(&c->chunked, &pos, base + avail,
+                                       &data, &size, c->body_max);
+        } while (rc == GN_OK);
+        n = (size_t) (pos - base);
+    }
+
+    memmove(base, base + n, avail - n);
+    c->buf_len -= n;
+
+    return rc;
+}
+
+
+/* Reads past the request body, then runs the handler. */
+static void
+gn_http_discard(gn_conn_t *c)
+{
+    gn_http_request_t  *r = c->r;
+    gn_int_t            rc;
+    ssize_t             n;
+
+    for ( ;; ) {
+        rc = gn_http_discard_buffered(c);
+
+        if (rc == GN_DONE) {
+            rc = gn_http_static_handler(r);
+            if (rc != GN_OK) {
+                c->close = 1;
+                rc = gn_http_response_error(r, 500);
+            }
+            if (rc != GN_OK) {
+                gn_conn_close(c);
+                return;
+            }
+            gn_http_respond(c);
+            return;
+        }
+
+        if (rc == GN_ERROR) {
+            gn_log_error(GN_LOG_INFO, &c->log, 0, "client sent an invalid or "
+                         "too large chunked body");
+            c->close = 1;
+            c->linger = 1;
+            /* at a limit error the parser leaves the chunk size that
+             * would cross it in chunked.size */
+            rc = gn_http_response_error(r, c->body_max > 0
+                                           && c->chunked.size
+                                              > c->body_max
+                                                - c->chunked.total
+                                           ? 413 : 400);
+            if (rc != GN_OK) {
+                gn_conn_close(c);
+                return;
+            }
+            gn_http_respond(c);
+            return;
+        }
+
+        if (!c->read_ready) {
+            return;
+        }
+
+        n = gn_http_recv(c);
+        if (n == GN_AGAIN) {
+            if (c->buf_len == c->buf_size) {
+                /* head and body fill the buffer: the loop above already
+                 * consumed what it could, so this cannot repeat */
+                gn_conn_close(c);
+                return;
+            }
+            continue;
+        }
+        if (n <= 0) {
+            gn_conn_close(c);
+            return;
+        }
+        gn_timer_set(&c->timer, r->loc->client_body_timeout);
+    }
+}
+
+
+static void
+gn_http_body_start(gn_conn_t *c)
+{
+    static const char   cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
+    gn_http_request_t  *r = c->r;
+    struct iovec        iov;
+
+    if (r->head.expect_continue && c->buf_len == r->head_len) {
+        iov.iov_base = (void *) cont;
+        iov.iov_len = sizeof(cont) - 1;
+        if (c->ops->writev(c, &iov, 1, 0) != (ssize_t) iov.iov_len) {
+            gn_conn_close(c);            /* a fresh socket takes 25 bytes */
+            return;
+        }
+    }
+
+    gn_http_set_state(c, GN_CONN_DISCARDING, r->loc->client_body_timeout);
+    gn_http_discard(c);
+}
+
+
 static void
 gn_http_finish(gn_conn_t *c)
 {
@@ -548,7 +868,7 @@ gn_http_finish(gn_conn_t *c)
 
     head_len = r->head_len;
     c->r = NULL;
-    gn_pool_reset(c->pool);             /* closes the file, frees r */
+    gn_pool_reset(c->pool);             /* releases files, frees r */
 
     if (c->close) {
         if (c->linger && !c->eof) {
@@ -562,23 +882,13 @@ gn_http_finish(gn_conn_t *c)
         return;
     }
 
-    /* pipelined bytes after this head start the next request */
+    /* what follows this head: its body, then pipelined requests */
     if (c->buf_len > head_len) {
         memmove(c->buf, c->buf + head_len, c->buf_len - head_len);
     }
     c->buf_len -= head_len;
-    memset(&c->scan, 0, sizeof(c->scan));
 
-    if (c->buf_len > 0) {
-        gn_http_set_state(c, GN_CONN_READING, lc->client_header_timeout);
-    } else {
-        gn_http_set_state(c, GN_CONN_KEEPALIVE,
-                          gn_conn_draining ? gn_min(GN_CONN_DRAIN_GRACE,
-                                                    lc->keepalive_timeout)
-                                           : lc->keepalive_timeout);
-    }
-
-    gn_http_read(c);
+    gn_http_next(c, lc);
 }
 
 

@@ -16,6 +16,16 @@
 
 typedef gn_int_t (*gn_http_handler_pt)(gn_http_request_t *r);
 
+/* A piece of the response: memory (fd == -1) or a range of a file. */
+typedef struct {
+    u_char              *pos;            /* memory: next byte */
+    size_t               len;            /* bytes left to send */
+    int                  fd;             /* file, or -1 */
+    off_t                off;            /* file: next offset */
+} gn_http_seg_t;
+
+#define GN_HTTP_SEGS_INLINE   3
+
 struct gn_http_request_s {
     gn_conn_t           *c;
     gn_pool_t           *pool;
@@ -25,6 +35,11 @@ struct gn_http_request_s {
     gn_loc_conf_t       *loc;
     gn_str_t             uri;            /* decoded, normalised path */
     gn_msec_t            start_msec;
+
+    /* request body: what is left to read or discard */
+    off_t                body_left;      /* Content-Length bytes left */
+    gn_http_chunked_t    chunked;
+    gn_uint_t            has_body;       /* a body follows the head */
 
     /* response */
     gn_uint_t            status;
@@ -36,17 +51,24 @@ struct gn_http_request_s {
     gn_str_t             extra_headers;  /* raw "Name: value\r\n" lines */
     gn_uint_t            keepalive;
     gn_uint_t            header_only;
-    gn_uint_t            header_sent;
+    gn_uint_t            accept_ranges;
+    gn_uint_t            error_page_done;
 
-    struct iovec         iov[2];         /* [0] head, [1] memory body */
-    int                  niov;
-    int                  file_fd;        /* file body, or -1 */
-    off_t                file_pos;
-    off_t                file_end;
+    gn_http_seg_t       *segs;           /* [0] is the head */
+    gn_uint_t            nsegs;
+    gn_uint_t            segs_cap;
+    gn_uint_t            cur;            /* first segment not yet sent */
+    gn_http_seg_t        seg_inline[GN_HTTP_SEGS_INLINE];
     off_t                bytes_sent;
     off_t                header_bytes;
 };
 
+
+/* Appends a memory or file segment to the response body. Returns GN_OK
+ * or GN_ERROR (out of memory). */
+gn_int_t gn_http_add_mem(gn_http_request_t *r, u_char *p, size_t len);
+gn_int_t gn_http_add_file(gn_http_request_t *r, int fd, off_t off,
+    off_t len);
 
 /* Called by conn.c for a new connection and on every event. */
 void gn_http_init_conn(gn_conn_t *c);

@@ -1,11 +1,14 @@
 /*
- * Response heads and error pages.
+ * Response heads, error pages, and the response body as a list of
+ * segments.
  */
 
 #include "gn_config.h"
 
 #include "http_response.h"
+#include "file_cache.h"
 #include "timer.h"
+#include "str.h"
 
 
 #define GN_SERVER_TOKENS   "gannet/" PACKAGE_VERSION
@@ -51,8 +54,7 @@ static const gn_http_status_t  gn_http_statuses[] = {
 const gn_str_t *
 gn_http_status_line(gn_uint_t status)
 {
-    static gn_str_t  unknown = gn_string("500 Internal Server Error");
-    gn_uint_t        i;
+    gn_uint_t  i;
 
     for (i = 0; i < gn_nelems(gn_http_statuses); i++) {
         if (gn_http_statuses[i].code == status) {
@@ -60,7 +62,7 @@ gn_http_status_line(gn_uint_t status)
         }
     }
 
-    return &unknown;
+    return NULL;
 }
 
 
@@ -74,28 +76,170 @@ gn_http_time(u_char *buf, time_t t)
 }
 
 
+static gn_int_t
+gn_http_add_seg(gn_http_request_t *r, u_char *p, size_t len, int fd,
+    off_t off)
+{
+    gn_http_seg_t  *segs;
+
+    if (r->segs == NULL) {
+        r->segs = r->seg_inline;
+        r->segs_cap = GN_HTTP_SEGS_INLINE;
+        r->nsegs = 1;                       /* [0]: the head, set last */
+    }
+
+    if (len == 0) {
+        return GN_OK;
+    }
+
+    if (r->nsegs == r->segs_cap) {
+        segs = gn_palloc(r->pool, 2 * r->segs_cap * sizeof(gn_http_seg_t));
+        if (segs == NULL) {
+            return GN_ERROR;
+        }
+        memcpy(segs, r->segs, r->nsegs * sizeof(gn_http_seg_t));
+        r->segs = segs;
+        r->segs_cap *= 2;
+    }
+
+    r->segs[r->nsegs].pos = p;
+    r->segs[r->nsegs].len = len;
+    r->segs[r->nsegs].fd = fd;
+    r->segs[r->nsegs].off = off;
+    r->nsegs++;
+
+    return GN_OK;
+}
+
+
+gn_int_t
+gn_http_add_mem(gn_http_request_t *r, u_char *p, size_t len)
+{
+    return gn_http_add_seg(r, p, len, -1, 0);
+}
+
+
+gn_int_t
+gn_http_add_file(gn_http_request_t *r, int fd, off_t off, off_t len)
+{
+    return gn_http_add_seg(r, NULL, (size_t) len, fd, off);
+}
+
+
+static void
+gn_http_release_entry(void *data)
+{
+    gn_file_cache_release(data);
+}
+
+
+/* error_page: the configured file as the body of this error response. */
+static gn_int_t
+gn_http_error_page(gn_http_request_t *r, gn_uint_t status)
+{
+    gn_error_page_t    *ep;
+    gn_fc_entry_t      *e;
+    gn_pool_cleanup_t  *cln;
+    gn_fc_open_t        op;
+    gn_uint_t           i;
+    int                 err;
+
+    if (r->loc->error_pages == NULL || r->error_page_done) {
+        return GN_DECLINED;
+    }
+
+    ep = r->loc->error_pages->elts;
+    for (i = 0; i < r->loc->error_pages->nelts; i++) {
+        if (ep[i].status == status) {
+            break;
+        }
+    }
+    if (i == r->loc->error_pages->nelts) {
+        return GN_DECLINED;
+    }
+
+    r->error_page_done = 1;
+
+    op.root = &r->loc->root;
+    op.uri = &ep[i].uri;
+    op.name = NULL;
+    op.beneath = !r->loc->symlinks_outside_root;
+    op.use_cache = r->loc->file_cache;
+    op.valid = r->loc->file_cache_valid;
+    op.content_max = r->loc->sendfile_min_size;
+
+    e = gn_file_cache_open(&op, &err);
+    if (e == NULL) {
+        gn_log_error(GN_LOG_ERR, &r->c->log, err,
+                     "error_page \"%.*s\" for %u cannot be opened",
+                     GN_STR_ARG(&ep[i].uri), (unsigned) status);
+        return GN_DECLINED;
+    }
+
+    cln = gn_pool_cleanup_add(r->pool, 0);
+    if (cln == NULL) {
+        gn_file_cache_release(e);
+        return GN_ERROR;
+    }
+    cln->handler = gn_http_release_entry;
+    cln->data = e;
+
+    if (!e->is_file) {
+        return GN_DECLINED;
+    }
+
+    r->content_type = *gn_cycle_mime_type(r->loc, ep[i].uri.data,
+                                          ep[i].uri.len);
+    r->content_length = e->size;
+
+    if (e->content != NULL) {
+        return gn_http_add_mem(r, e->content, (size_t) e->size);
+    }
+
+    return gn_http_add_file(r, e->fd, 0, e->size);
+}
+
+
 gn_int_t
 gn_http_response_error(gn_http_request_t *r, gn_uint_t status)
 {
     const gn_str_t  *line;
     u_char          *body;
     size_t           len;
+    gn_int_t         rc;
 
     line = gn_http_status_line(status);
-
-    /* a status we have no text for is our bug: answer a plain 500 */
-    if (line->len < 3 || (gn_uint_t) atoi((char *) line->data) != status) {
-        status = 500;
+    if (line == NULL) {
+        status = 500;                 /* no text for it: our bug */
+        line = gn_http_status_line(status);
     }
 
     r->status = status;
-    r->file_fd = -1;
     r->etag.len = 0;
     r->last_modified = -1;
+    r->accept_ranges = 0;
+    r->segs = NULL;                   /* drop any body set up so far */
+    r->nsegs = 0;
     gn_str_set(&r->content_type, "text/html");
 
     if (status == 405) {
-        gn_str_set(&r->extra_headers, "Allow: GET, HEAD\r\n");
+        gn_str_set(&r->extra_headers, "Allow: GET, HEAD, OPTIONS\r\n");
+    } else if (status != 416) {
+        r->extra_headers.len = 0;
+    }
+
+    if (status < 400) {               /* redirects: a short body too */
+        r->content_length = 0;
+    }
+
+    if (status >= 400) {
+        rc = gn_http_error_page(r, status);
+        if (rc != GN_DECLINED) {
+            return rc;
+        }
+        r->segs = NULL;
+        r->nsegs = 0;
+        gn_str_set(&r->content_type, "text/html");
     }
 
     len = 2 * line->len + 128;
@@ -112,10 +256,8 @@ gn_http_response_error(gn_http_request_t *r, gn_uint_t status)
                             GN_STR_ARG(line), GN_STR_ARG(line));
 
     r->content_length = (off_t) len;
-    r->iov[1].iov_base = body;
-    r->iov[1].iov_len = len;
 
-    return GN_OK;
+    return gn_http_add_mem(r, body, len);
 }
 
 
@@ -128,6 +270,14 @@ gn_http_response_head(gn_http_request_t *r)
     gn_uint_t        body;
 
     line = gn_http_status_line(r->status);
+    if (line == NULL) {
+        r->status = 500;
+        line = gn_http_status_line(500);
+    }
+
+    if (r->segs == NULL && gn_http_add_mem(r, NULL, 0) != GN_OK) {
+        return GN_ERROR;
+    }
 
     len = sizeof("HTTP/1.1 \r\n") + line->len
           + sizeof("Server: " GN_SERVER_TOKENS "\r\n")
@@ -137,6 +287,7 @@ gn_http_response_head(gn_http_request_t *r)
           + sizeof("Last-Modified: Mon, 28 Sep 1970 06:00:00 GMT\r\n")
           + sizeof("ETag: \r\n") + r->etag.len
           + sizeof("Location: \r\n") + r->location.len
+          + sizeof("Accept-Ranges: bytes\r\n")
           + sizeof("Connection: keep-alive\r\n")
           + r->extra_headers.len + 2;
 
@@ -160,6 +311,7 @@ gn_http_response_head(gn_http_request_t *r)
     p = gn_cpymem(p, gn_http_date.data, gn_http_date.len);
     p = gn_cpymem(p, "\r\n", 2);
 
+    /* RFC 9110 6.4.1: no content with 1xx, 204 and 304 */
     body = r->status >= 200 && r->status != 204 && r->status != 304;
 
     if (r->content_type.len && body) {
@@ -191,6 +343,10 @@ gn_http_response_head(gn_http_request_t *r)
         p = gn_cpymem(p, "\r\n", 2);
     }
 
+    if (r->accept_ranges) {
+        p = gn_cpymem(p, "Accept-Ranges: bytes\r\n", 22);
+    }
+
     if (r->extra_headers.len) {
         p = gn_cpymem(p, r->extra_headers.data, r->extra_headers.len);
     }
@@ -203,18 +359,16 @@ gn_http_response_head(gn_http_request_t *r)
 
     p = gn_cpymem(p, "\r\n", 2);
 
-    r->iov[0].iov_base = buf;
-    r->iov[0].iov_len = (size_t) (p - buf);
+    r->segs[0].pos = buf;
+    r->segs[0].len = (size_t) (p - buf);
+    r->segs[0].fd = -1;
+    r->segs[0].off = 0;
     r->header_bytes = (off_t) (p - buf);
-    r->niov = 1;
+    r->cur = 0;
 
     if (r->head.method == GN_HTTP_HEAD || !body) {
         r->header_only = 1;
-        r->file_fd = -1;          /* the pool cleanup still closes it */
-        r->file_pos = r->file_end = 0;
-
-    } else if (r->iov[1].iov_len > 0) {
-        r->niov = 2;
+        r->nsegs = 1;
     }
 
     return GN_OK;

@@ -1,64 +1,58 @@
 /*
- * Static files. The path was decoded and normalised before we get here
- * (no ".." left, no NUL), so root + uri stays under root; symbolic links
- * inside the root are followed (the symlink policy is issue 3's).
+ * Static files: GET, HEAD and OPTIONS of files under `root`, through the
+ * open-file cache; conditional requests and byte ranges.
+ *
+ * The path was decoded and normalised before we get here (no "..", no
+ * NUL), so root + uri names a path under root; with the default
+ * `symlinks_outside_root off`, the file cache also refuses symlinks that
+ * lead out of root (openat2 RESOLVE_BENEATH).
  */
 
 #include "gn_config.h"
 
 #include "http_static.h"
 #include "http_response.h"
+#include "http_cond.h"
+#include "file_cache.h"
 #include "str.h"
 
 
-/* Bodies up to this size are read into memory and go out in the same
- * sendmsg() as the head; larger ones are sent with sendfile(). */
-#define GN_STATIC_INLINE_MAX   16384
-
-
 static void
-gn_http_static_close(void *data)
+gn_http_static_release(void *data)
 {
-    int  fd = *(int *) data;
-
-    close(fd);
+    gn_file_cache_release(data);
 }
 
 
-/* Opens root + uri (+ name); returns fd or -1 with errno set. */
-static int
-gn_http_static_open(gn_http_request_t *r, const gn_str_t *name,
-    struct stat *st, gn_str_t *path)
+static gn_fc_entry_t *
+gn_http_static_open(gn_http_request_t *r, const gn_str_t *name, int *err)
 {
-    gn_loc_conf_t  *lc = r->loc;
-    u_char         *p;
-    int             fd;
+    gn_loc_conf_t      *lc = r->loc;
+    gn_pool_cleanup_t  *cln;
+    gn_fc_entry_t      *e;
+    gn_fc_open_t        op;
 
-    path->len = lc->root.len + r->uri.len + (name ? name->len : 0);
-    path->data = gn_pnalloc(r->pool, path->len + 1);
-    if (path->data == NULL) {
-        errno = ENOMEM;
-        return -1;
+    cln = gn_pool_cleanup_add(r->pool, 0);
+    if (cln == NULL) {
+        *err = ENOMEM;
+        return NULL;
     }
 
-    p = gn_cpymem(path->data, lc->root.data, lc->root.len);
-    p = gn_cpymem(p, r->uri.data, r->uri.len);
-    if (name != NULL) {
-        p = gn_cpymem(p, name->data, name->len);
-    }
-    *p = '\0';
+    op.root = &lc->root;
+    op.uri = &r->uri;
+    op.name = name;
+    op.beneath = !lc->symlinks_outside_root;
+    op.use_cache = lc->file_cache;
+    op.valid = lc->file_cache_valid;
+    op.content_max = lc->sendfile_min_size;
 
-    fd = open((char *) path->data, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd == -1) {
-        return -1;
-    }
-
-    if (fstat(fd, st) == -1) {
-        close(fd);
-        return -1;
+    e = gn_file_cache_open(&op, err);
+    if (e != NULL) {
+        cln->handler = gn_http_static_release;   /* released with the pool */
+        cln->data = e;
     }
 
-    return fd;
+    return e;
 }
 
 
@@ -68,8 +62,8 @@ gn_http_static_redirect_dir(gn_http_request_t *r)
     gn_str_t  *q = &r->head.query;
     u_char    *p;
 
-    /* Location: the raw path (still encoded, as the client sent it)
-     * plus "/" and the query */
+    /* Location: the path as the client sent it (still encoded), plus "/"
+     * and the query */
     r->location.len = r->head.path.len + 1
                       + (r->head.has_query ? q->len + 1 : 0);
     r->location.data = gn_pnalloc(r->pool, r->location.len);
@@ -89,7 +83,7 @@ gn_http_static_redirect_dir(gn_http_request_t *r)
 
 
 static gn_int_t
-gn_http_static_error(gn_http_request_t *r, int err, const gn_str_t *path)
+gn_http_static_error(gn_http_request_t *r, int err)
 {
     switch (err) {
 
@@ -99,153 +93,282 @@ gn_http_static_error(gn_http_request_t *r, int err, const gn_str_t *path)
     case ELOOP:
         return gn_http_response_error(r, 404);
 
+    case EXDEV:                  /* a symlink leads outside root */
+        gn_log_error(GN_LOG_INFO, &r->c->log, 0, "\"%.*s\" resolves "
+                     "outside root, refused (symlinks_outside_root off)",
+                     GN_STR_ARG(&r->uri));
+        return gn_http_response_error(r, 404);
+
     case EACCES:
     case EPERM:
-        gn_log_error(GN_LOG_ERR, &r->c->log, err, "open() \"%.*s\" failed",
-                     GN_STR_ARG(path));
+        gn_log_error(GN_LOG_ERR, &r->c->log, err, "open() of \"%.*s%.*s\" "
+                     "failed", GN_STR_ARG(&r->loc->root), GN_STR_ARG(&r->uri));
         return gn_http_response_error(r, 403);
 
     default:
-        gn_log_error(GN_LOG_CRIT, &r->c->log, err, "open() \"%.*s\" failed",
-                     GN_STR_ARG(path));
+        gn_log_error(GN_LOG_CRIT, &r->c->log, err, "open() of \"%.*s%.*s\" "
+                     "failed", GN_STR_ARG(&r->loc->root), GN_STR_ARG(&r->uri));
         return gn_http_response_error(r, 500);
     }
 }
 
 
-/* For "/dir/": the first index file that exists. */
-static int
-gn_http_static_index(gn_http_request_t *r, struct stat *st, gn_str_t *path,
-    int *err)
+/* "/dir/": the first index file that is a regular file. A directory
+ * without one is 403 (there is no listing). */
+static gn_fc_entry_t *
+gn_http_static_index(gn_http_request_t *r, int *err)
 {
-    gn_str_t   *names;
-    gn_uint_t   i;
-    int         fd;
+    gn_fc_entry_t  *e;
+    gn_str_t       *names;
+    gn_uint_t       i;
 
     names = r->loc->index->elts;
-    *err = ENOENT;
+    *err = EACCES;
 
     for (i = 0; i < r->loc->index->nelts; i++) {
-        fd = gn_http_static_open(r, &names[i], st, path);
-        if (fd != -1) {
-            if (S_ISREG(st->st_mode)) {
-                return fd;
+        e = gn_http_static_open(r, &names[i], err);
+        if (e != NULL) {
+            if (e->is_file) {
+                r->content_type = *gn_cycle_mime_type(r->loc, names[i].data,
+                                                      names[i].len);
+                return e;
             }
-            close(fd);
             continue;
         }
 
-        if (errno != ENOENT && errno != ENOTDIR) {
-            *err = errno;
-            return -1;
+        if (*err != ENOENT && *err != ENOTDIR) {
+            return NULL;
         }
+        *err = EACCES;
     }
 
-    /* a directory without an index file: no listing */
-    *err = (*err == ENOENT) ? EACCES : *err;
-    return -1;
+    return NULL;
 }
 
 
 static gn_int_t
-gn_http_static_body(gn_http_request_t *r, int fd, struct stat *st)
+gn_http_static_body(gn_http_request_t *r, gn_fc_entry_t *e, off_t off,
+    off_t len)
 {
-    gn_pool_cleanup_t  *cln;
-    u_char             *body;
-    ssize_t             n;
+    if (e->content != NULL) {
+        return gn_http_add_mem(r, e->content + off, (size_t) len);
+    }
 
-    cln = gn_pool_cleanup_add(r->pool, sizeof(int));
-    if (cln == NULL) {
-        close(fd);
+    return gn_http_add_file(r, e->fd, off, len);
+}
+
+
+/* 206 with several ranges: multipart/byteranges. */
+static gn_int_t
+gn_http_static_multipart(gn_http_request_t *r, gn_fc_entry_t *e,
+    gn_http_range_t *rg, gn_int_t n)
+{
+    static uint64_t  seq;
+    gn_str_t         boundary, type;
+    u_char          *p;
+    size_t           len;
+    gn_int_t         i;
+
+    boundary.data = gn_pnalloc(r->pool, 32);
+    if (boundary.data == NULL) {
         return GN_ERROR;
     }
-    *(int *) cln->data = fd;
-    cln->handler = gn_http_static_close;
+    boundary.len = gn_http_multipart_boundary(boundary.data,
+                                              ((uint64_t) getpid() << 32)
+                                              ^ (uint64_t) ++seq
+                                              ^ (uint64_t) gn_current_msec);
+    type = r->content_type;
 
-    r->content_length = st->st_size;
-
-    if (r->head.method == GN_HTTP_HEAD || st->st_size == 0) {
-        return GN_OK;
+    r->content_length = gn_http_multipart_length(&boundary, &type, rg,
+                                                 (gn_uint_t) n, e->size);
+    if (r->content_length < 0) {
+        return GN_ERROR;
     }
 
-    if (st->st_size <= GN_STATIC_INLINE_MAX || !r->loc->sendfile) {
-
-        /* with sendfile off, large files also go through the pool
-         * (issue 3 replaces this with chunked reads from the file cache) */
-        body = gn_pnalloc(r->pool, (size_t) st->st_size);
-        if (body == NULL) {
+    for (i = 0; i < n; i++) {
+        len = GN_HTTP_MULTIPART_HEADER_LEN(boundary.len, type.len);
+        p = gn_pnalloc(r->pool, len);
+        if (p == NULL) {
             return GN_ERROR;
         }
-
-        n = pread(fd, body, (size_t) st->st_size, 0);
-        if (n != st->st_size) {
-            gn_log_error(GN_LOG_CRIT, &r->c->log, n == -1 ? errno : 0,
-                         "pread(%lld) of a file failed or came up short",
-                         (long long) st->st_size);
+        len = gn_http_multipart_part_header(p, len, &boundary, &type, &rg[i],
+                                            e->size);
+        if (gn_http_add_mem(r, p, len) != GN_OK
+            || gn_http_static_body(r, e, rg[i].start,
+                                   rg[i].end - rg[i].start + 1) != GN_OK)
+        {
             return GN_ERROR;
         }
-
-        r->iov[1].iov_base = body;
-        r->iov[1].iov_len = (size_t) n;
-        return GN_OK;
     }
 
-    r->file_fd = fd;
-    r->file_pos = 0;
-    r->file_end = st->st_size;
+    len = boundary.len + 8;
+    p = gn_pnalloc(r->pool, len);
+    if (p == NULL) {
+        return GN_ERROR;
+    }
+    len = gn_http_multipart_trailer(p, len, &boundary);
+    if (gn_http_add_mem(r, p, len) != GN_OK) {
+        return GN_ERROR;
+    }
+
+    r->content_type.len = sizeof("multipart/byteranges; boundary=") - 1
+                          + boundary.len;
+    r->content_type.data = gn_pnalloc(r->pool, r->content_type.len);
+    if (r->content_type.data == NULL) {
+        return GN_ERROR;
+    }
+    p = gn_cpymem(r->content_type.data, "multipart/byteranges; boundary=",
+                  sizeof("multipart/byteranges; boundary=") - 1);
+    memcpy(p, boundary.data, boundary.len);
 
     return GN_OK;
+}
+
+
+/* Range: returns GN_DECLINED to send the whole file. */
+static gn_int_t
+gn_http_static_range(gn_http_request_t *r, gn_fc_entry_t *e)
+{
+    gn_http_range_t  *rg;
+    gn_int_t          n;
+    u_char           *p;
+    size_t            len;
+
+    if (r->head.range.len == 0 || r->loc->max_ranges == 0
+        || r->head.method != GN_HTTP_GET
+        || !gn_http_if_range(&r->head, &r->etag, r->last_modified))
+    {
+        return GN_DECLINED;
+    }
+
+    rg = gn_palloc(r->pool, (size_t) r->loc->max_ranges
+                            * sizeof(gn_http_range_t));
+    if (rg == NULL) {
+        return GN_ERROR;
+    }
+
+    n = gn_http_parse_range(r->head.range.data, r->head.range.len, e->size,
+                            rg, (gn_uint_t) r->loc->max_ranges);
+    if (n == 0) {
+        return GN_DECLINED;
+    }
+
+    len = sizeof("Content-Range: \r\n") + GN_HTTP_CONTENT_RANGE_LEN;
+    p = gn_pnalloc(r->pool, len);
+    if (p == NULL) {
+        return GN_ERROR;
+    }
+    r->extra_headers.data = p;
+
+    if (n == GN_HTTP_RANGE_UNSATISFIABLE) {
+        p = gn_cpymem(p, "Content-Range: ", 15);
+        p += gn_http_content_range(p, NULL, e->size);
+        p = gn_cpymem(p, "\r\n", 2);
+        r->extra_headers.len = (size_t) (p - r->extra_headers.data);
+        return gn_http_response_error(r, 416);
+    }
+
+    r->status = 206;
+
+    if (n > 1) {
+        r->extra_headers.len = 0;
+        return gn_http_static_multipart(r, e, rg, n);
+    }
+
+    p = gn_cpymem(p, "Content-Range: ", 15);
+    p += gn_http_content_range(p, &rg[0], e->size);
+    p = gn_cpymem(p, "\r\n", 2);
+    r->extra_headers.len = (size_t) (p - r->extra_headers.data);
+
+    r->content_length = rg[0].end - rg[0].start + 1;
+    return gn_http_static_body(r, e, rg[0].start, r->content_length);
 }
 
 
 gn_int_t
 gn_http_static_handler(gn_http_request_t *r)
 {
-    struct stat  st;
-    gn_str_t     path;
-    u_char      *p;
-    int          fd, err;
+    gn_fc_entry_t  *e;
+    gn_uint_t       status;
+    gn_int_t        rc;
+    int             err;
+
+    if (r->head.method == GN_HTTP_OPTIONS) {
+        r->status = 200;
+        r->content_length = 0;
+        gn_str_set(&r->extra_headers, "Allow: GET, HEAD, OPTIONS\r\n");
+        return GN_OK;
+    }
 
     if (!(r->head.method & (GN_HTTP_GET | GN_HTTP_HEAD))) {
         return gn_http_response_error(r, 405);
     }
 
+    r->content_type.len = 0;
+
     if (r->uri.data[r->uri.len - 1] == '/') {
-        fd = gn_http_static_index(r, &st, &path, &err);
-        if (fd == -1) {
-            return gn_http_static_error(r, err, &path);
+        e = gn_http_static_index(r, &err);
+        if (e == NULL) {
+            return gn_http_static_error(r, err);
         }
 
     } else {
-        fd = gn_http_static_open(r, NULL, &st, &path);
-        if (fd == -1) {
-            return gn_http_static_error(r, errno, &path);
+        e = gn_http_static_open(r, NULL, &err);
+        if (e == NULL) {
+            return gn_http_static_error(r, err);
         }
 
-        if (S_ISDIR(st.st_mode)) {
-            close(fd);
+        if (e->is_dir) {
             return gn_http_static_redirect_dir(r);
         }
-    }
 
-    if (!S_ISREG(st.st_mode)) {
-        close(fd);
-        return gn_http_response_error(r, 404);
+        if (!e->is_file) {
+            return gn_http_response_error(r, 404);
+        }
+
+        r->content_type = *gn_cycle_mime_type(r->loc, r->uri.data,
+                                              r->uri.len);
     }
 
     r->status = 200;
-    r->content_type = *gn_cycle_mime_type(r->loc, path.data, path.len);
-    r->last_modified = st.st_mtime;
-
-    p = gn_pnalloc(r->pool, 2 * 16 + 4);
-    if (p == NULL) {
-        close(fd);
-        return GN_ERROR;
+    r->last_modified = r->loc->last_modified ? e->mtime : -1;
+    if (r->loc->etag) {
+        r->etag = e->etag;
     }
-    r->etag.data = p;
-    r->etag.len = (size_t) sprintf((char *) p, "\"%llx-%llx\"",
-                                   (unsigned long long) st.st_mtime,
-                                   (unsigned long long) st.st_size);
 
-    return gn_http_static_body(r, fd, &st);
+    if (r->loc->etag) {
+        status = gn_http_preconditions(&r->head, &r->etag, r->last_modified);
+
+    } else {
+        /* etag off: the entity-tag conditions are not ours to evaluate */
+        gn_http_head_t  h = r->head;
+
+        h.if_match.len = 0;
+        h.if_none_match.len = 0;
+        status = gn_http_preconditions(&h, &r->etag, r->last_modified);
+    }
+
+    if (status == 304) {
+        r->status = 304;
+        r->content_length = -1;
+        return GN_OK;
+    }
+    if (status == 412) {
+        return gn_http_response_error(r, 412);
+    }
+
+    r->accept_ranges = (r->loc->max_ranges > 0);
+
+    rc = gn_http_static_range(r, e);
+    if (rc != GN_DECLINED) {
+        return rc;
+    }
+
+    r->content_length = e->size;
+
+    if (r->head.method == GN_HTTP_HEAD) {
+        return GN_OK;
+    }
+
+    return gn_http_static_body(r, e, 0, e->size);
 }

@@ -24,7 +24,9 @@ noinst_LTLIBRARIES += %reldir%/libgncore.la
     %reldir%/http_request.c %reldir%/http_request.h \
     %reldir%/http_response.c %reldir%/http_response.h \
     %reldir%/http_static.c %reldir%/http_static.h \
-    %reldir%/access_log.c %reldir%/access_log.h
+    %reldir%/access_log.c %reldir%/access_log.h \
+    %reldir%/file_cache.c %reldir%/file_cache.h \
+    %reldir%/http_cond.c %reldir%/http_cond.h
 %canon_reldir%_libgncore_la_CFLAGS = $(AM_CFLAGS) $(GNUTLS_CFLAGS) $(PCRE2_CFLAGS)
 %canon_reldir%_libgncore_la_LIBADD = $(GNUTLS_LIBS) $(PCRE2_LIBS)
 

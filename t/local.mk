@@ -17,6 +17,7 @@ GN_UNIT_TESTS = \
     %reldir%/unit/test_core \
     %reldir%/unit/test_conf \
     %reldir%/unit/test_http_parse \
+    %reldir%/unit/test_http_cond \
     %reldir%/unit/test_path
 
 GN_UNIT_CFLAGS = $(AM_CFLAGS) $(GNUTLS_CFLAGS) $(PCRE2_CFLAGS)
@@ -33,6 +34,9 @@ check_PROGRAMS += $(GN_UNIT_TESTS)
 %canon_reldir%_unit_test_http_parse_SOURCES = %reldir%/unit/test_http_parse.c %reldir%/tap.c %reldir%/tap.h
 %canon_reldir%_unit_test_http_parse_CFLAGS = $(GN_UNIT_CFLAGS)
 %canon_reldir%_unit_test_http_parse_LDADD = $(GN_UNIT_LDADD)
+%canon_reldir%_unit_test_http_cond_SOURCES = %reldir%/unit/test_http_cond.c %reldir%/tap.c %reldir%/tap.h
+%canon_reldir%_unit_test_http_cond_CFLAGS = $(GN_UNIT_CFLAGS)
+%canon_reldir%_unit_test_http_cond_LDADD = $(GN_UNIT_LDADD)
 %canon_reldir%_unit_test_path_SOURCES = %reldir%/unit/test_path.c %reldir%/tap.c %reldir%/tap.h
 %canon_reldir%_unit_test_path_CFLAGS = $(GN_UNIT_CFLAGS)
 %canon_reldir%_unit_test_path_LDADD = $(GN_UNIT_LDADD)
@@ -41,6 +45,9 @@ GN_INTEG_TESTS = \
     %reldir%/integ/00-smoke.t \
     %reldir%/integ/05-configtest.t \
     %reldir%/integ/10-http-basic.t \
+    %reldir%/integ/11-http-malformed.t \
+    %reldir%/integ/12-http-pipeline.t \
+    %reldir%/integ/13-http-static.t \
     %reldir%/integ/50-prefork.t \
     %reldir%/integ/51-reload.t \
     %reldir%/integ/52-shutdown.t \

@@ -21,6 +21,7 @@ my $t = GnTest->new;
 $t->write_conf(<<'EOF_CONF');
 children 2;
 user nobody;
+file_cache_valid 1s;
 
 server {
     listen 127.0.0.1:%%PORT_0%%;
@@ -60,6 +61,7 @@ is($r->{status}, 200, 'a child running as nobody serves the file');
 is($r->{body}, "dropped\n", 'body');
 
 chmod 0600, $t->testdir . '/html/index.html';
+sleep 2;    # past file_cache_valid: the cache re-checks the file
 $r = $t->http_get('/index.html');
 is($r->{status}, 403, 'a file nobody cannot read: 403');
 

@@ -1,0 +1,399 @@
+/*
+ * Open-file cache: a hash table with LRU eviction, one per child.
+ */
+
+#include "gn_config.h"
+
+#include <sys/syscall.h>
+#include <linux/openat2.h>
+
+#include "file_cache.h"
+#include "http_cond.h"
+#include "timer.h"
+#include "str.h"
+
+
+typedef struct {
+    gn_str_t   root;
+    int        fd;
+} gn_fc_root_t;
+
+static gn_fc_entry_t  **gn_fc_buckets;
+static gn_uint_t        gn_fc_mask;
+static gn_uint_t        gn_fc_count;
+static gn_uint_t        gn_fc_max;
+static gn_fc_entry_t   *gn_fc_lru_head;
+static gn_fc_entry_t   *gn_fc_lru_tail;
+
+/* directory descriptors of the roots, for openat2(RESOLVE_BENEATH) */
+static gn_fc_root_t     gn_fc_roots[64];
+static gn_uint_t        gn_fc_nroots;
+static gn_uint_t        gn_fc_no_openat2;
+
+
+gn_int_t
+gn_file_cache_init(gn_uint_t max_entries)
+{
+    gn_uint_t  n;
+
+    for (n = 64; n < 2 * max_entries; n <<= 1) { /* void */ }
+
+    gn_fc_buckets = calloc(n, sizeof(gn_fc_entry_t *));
+    if (gn_fc_buckets == NULL) {
+        return GN_ERROR;
+    }
+
+    gn_fc_mask = n - 1;
+    gn_fc_max = max_entries;
+
+    return GN_OK;
+}
+
+
+static uint32_t
+gn_fc_hash(const u_char *p, size_t n)
+{
+    uint32_t  h = 2166136261u;
+
+    while (n--) {
+        h = (h ^ *p++) * 16777619u;
+    }
+
+    return h;
+}
+
+
+static void
+gn_fc_lru_unlink(gn_fc_entry_t *e)
+{
+    if (e->prev) { e->prev->next = e->next; } else { gn_fc_lru_head = e->next; }
+    if (e->next) { e->next->prev = e->prev; } else { gn_fc_lru_tail = e->prev; }
+    e->prev = e->next = NULL;
+}
+
+
+static void
+gn_fc_lru_push(gn_fc_entry_t *e)
+{
+    e->prev = NULL;
+    e->next = gn_fc_lru_head;
+    if (gn_fc_lru_head) {
+        gn_fc_lru_head->prev = e;
+    } else {
+        gn_fc_lru_tail = e;
+    }
+    gn_fc_lru_head = e;
+}
+
+
+static void
+gn_fc_free(gn_fc_entry_t *e)
+{
+    if (e->fd != -1) {
+        close(e->fd);
+    }
+    free(e->content);
+    free(e);
+}
+
+
+/* Takes e out of the table; it is freed now or when its last user lets
+ * go of it. */
+static void
+gn_fc_remove(gn_fc_entry_t *e)
+{
+    gn_fc_entry_t  **pp;
+
+    for (pp = &gn_fc_buckets[e->hash & gn_fc_mask]; *pp; pp = &(*pp)->hnext) {
+        if (*pp == e) {
+            *pp = e->hnext;
+            break;
+        }
+    }
+
+    gn_fc_lru_unlink(e);
+    e->cached = 0;
+    gn_fc_count--;
+
+    if (e->refs == 0) {
+        gn_fc_free(e);
+    }
+}
+
+
+void
+gn_file_cache_release(gn_fc_entry_t *e)
+{
+    if (--e->refs == 0 && !e->cached) {
+        gn_fc_free(e);
+    }
+}
+
+
+gn_uint_t
+gn_file_cache_size(void)
+{
+    return gn_fc_count;
+}
+
+
+static int
+gn_fc_root_fd(const gn_str_t *root)
+{
+    gn_uint_t  i;
+    char       path[PATH_MAX];
+    int        fd;
+
+    for (i = 0; i < gn_fc_nroots; i++) {
+        if (gn_fc_roots[i].root.len == root->len
+            && memcmp(gn_fc_roots[i].root.data, root->data, root->len) == 0)
+        {
+            return gn_fc_roots[i].fd;
+        }
+    }
+
+    if (root->len >= sizeof(path)) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    memcpy(path, root->data, root->len);
+    path[root->len] = '\0';
+
+    fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd == -1) {
+        return -1;
+    }
+
+    if (gn_fc_nroots < gn_nelems(gn_fc_roots)) {
+        gn_fc_roots[gn_fc_nroots].root = *root;   /* config memory: stable */
+        gn_fc_roots[gn_fc_nroots].fd = fd;
+        gn_fc_nroots++;
+    }
+
+    return fd;
+}
+
+
+/* Opens `path` (root + rel). With `beneath`, no component -- symlinks
+ * included -- may resolve outside the root: openat2(RESOLVE_BENEATH)
+ * relative to the root's directory fd, or, on kernels without openat2,
+ * realpath() of the opened file compared with the root's. */
+static int
+gn_fc_open_file(const gn_str_t *root, const char *path, size_t root_len,
+    gn_uint_t beneath)
+{
+    struct open_how  how;
+    const char      *rel;
+    char             real[PATH_MAX], rroot[PATH_MAX], root0[PATH_MAX];
+    int              rfd, fd;
+    size_t           n;
+
+    if (!beneath) {
+        return open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    }
+
+    if (!gn_fc_no_openat2) {
+        rfd = gn_fc_root_fd(root);
+        if (rfd == -1) {
+            return -1;
+        }
+
+        rel = path + root_len;
+        while (*rel == '/') {
+            rel++;
+        }
+        if (*rel == '\0') {
+            rel = ".";
+        }
+
+        memset(&how, 0, sizeof(how));
+        how.flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC;
+        how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+
+        fd = (int) syscall(SYS_openat2, rfd, rel, &how, sizeof(how));
+        if (fd != -1 || errno != ENOSYS) {
+            return fd;
+        }
+        gn_fc_no_openat2 = 1;
+    }
+
+    fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd == -1) {
+        return -1;
+    }
+
+    memcpy(root0, root->data, root->len);
+    root0[root->len] = '\0';
+    if (realpath(path, real) == NULL || realpath(root0, rroot) == NULL) {
+        close(fd);
+        return -1;
+    }
+
+    n = strlen(rroot);
+    if (strncmp(real, rroot, n) != 0 || (real[n] != '/' && real[n] != '\0')) {
+        close(fd);
+        errno = EXDEV;
+        return -1;
+    }
+
+    return fd;
+}
+
+
+static gn_int_t
+gn_fc_fill(gn_fc_entry_t *e, const gn_fc_open_t *op, struct stat *st)
+{
+    ssize_t  n;
+
+    e->is_dir = S_ISDIR(st->st_mode);
+    e->is_file = S_ISREG(st->st_mode);
+    e->size = st->st_size;
+    e->mtime = st->st_mtime;
+    e->ctime = st->st_ctim;
+    e->ino = st->st_ino;
+    e->dev = st->st_dev;
+    e->checked = gn_current_msec;
+    e->content = NULL;
+
+    e->etag.data = e->etag_buf;
+    e->etag.len = gn_http_etag(e->etag_buf, st->st_mtime, st->st_size);
+
+    if (e->is_file && st->st_size > 0
+        && (size_t) st->st_size < op->content_max)
+    {
+        e->content = malloc((size_t) st->st_size);
+        if (e->content != NULL) {
+            n = pread(e->fd, e->content, (size_t) st->st_size, 0);
+            if (n != st->st_size) {
+                free(e->content);          /* fall back to the descriptor */
+                e->content = NULL;
+            }
+        }
+    }
+
+    return GN_OK;
+}
+
+
+static gn_fc_entry_t *
+gn_fc_lookup(const u_char *key, size_t len, uint32_t hash)
+{
+    gn_fc_entry_t  *e;
+
+    for (e = gn_fc_buckets[hash & gn_fc_mask]; e != NULL; e = e->hnext) {
+        if (e->hash == hash && e->key_len == len
+            && memcmp(e->key, key, len) == 0)
+        {
+            return e;
+        }
+    }
+
+    return NULL;
+}
+
+
+static void
+gn_fc_insert(gn_fc_entry_t *e)
+{
+    gn_fc_entry_t  *victim, *prev;
+
+    /* evict from the cold end, skipping entries in use */
+    for (victim = gn_fc_lru_tail; victim && gn_fc_count >= gn_fc_max;
+         victim = prev)
+    {
+        prev = victim->prev;
+        if (victim->refs == 0) {
+            gn_fc_remove(victim);
+        }
+    }
+
+    e->hnext = gn_fc_buckets[e->hash & gn_fc_mask];
+    gn_fc_buckets[e->hash & gn_fc_mask] = e;
+    gn_fc_lru_push(e);
+    e->cached = 1;
+    gn_fc_count++;
+}
+
+
+gn_fc_entry_t *
+gn_file_cache_open(const gn_fc_open_t *op, int *err)
+{
+    gn_fc_entry_t  *e;
+    struct stat     st;
+    size_t          len;
+    uint32_t        hash;
+    u_char          key[PATH_MAX + 2], *p;
+
+    len = 1 + op->root->len + op->uri->len + (op->name ? op->name->len : 0);
+    if (len >= sizeof(key)) {
+        *err = ENAMETOOLONG;
+        return NULL;
+    }
+
+    p = key;
+    *p++ = op->beneath ? 'b' : 'f';
+    p = gn_cpymem(p, op->root->data, op->root->len);
+    p = gn_cpymem(p, op->uri->data, op->uri->len);
+    if (op->name) {
+        p = gn_cpymem(p, op->name->data, op->name->len);
+    }
+    *p = '\0';
+
+    hash = gn_fc_hash(key, len);
+
+    if (op->use_cache && gn_fc_buckets != NULL) {
+        e = gn_fc_lookup(key, len, hash);
+
+        if (e != NULL && gn_current_msec - e->checked >= op->valid) {
+            /* stale: still the same file? */
+            if (stat((char *) key + 1, &st) == 0 && st.st_ino == e->ino
+                && st.st_dev == e->dev && st.st_mtime == e->mtime
+                && st.st_size == e->size
+                && st.st_ctim.tv_sec == e->ctime.tv_sec
+                && st.st_ctim.tv_nsec == e->ctime.tv_nsec)
+            {
+                e->checked = gn_current_msec;
+            } else {
+                gn_fc_remove(e);
+                e = NULL;
+            }
+        }
+
+        if (e != NULL) {
+            gn_fc_lru_unlink(e);
+            gn_fc_lru_push(e);
+            e->refs++;
+            return e;
+        }
+    }
+
+    e = malloc(sizeof(gn_fc_entry_t) + len);
+    if (e == NULL) {
+        *err = ENOMEM;
+        return NULL;
+    }
+    memset(e, 0, sizeof(gn_fc_entry_t));
+    memcpy(e->key, key, len + 1);
+    e->key_len = len;
+    e->hash = hash;
+
+    e->fd = gn_fc_open_file(op->root, (char *) key + 1, op->root->len,
+                            op->beneath);
+    if (e->fd == -1 || fstat(e->fd, &st) == -1) {
+        *err = errno;
+        if (e->fd != -1) {
+            close(e->fd);
+        }
+        free(e);
+        return NULL;
+    }
+
+    gn_fc_fill(e, op, &st);
+    e->refs = 1;
+
+    if (op->use_cache && gn_fc_buckets != NULL && !e->is_dir) {
+        gn_fc_insert(e);
+    }
+
+    return e;
+}

@@ -1,0 +1,68 @@
+/*
+ * The per-child open-file cache (Zeus's stat cache, nginx's
+ * open_file_cache): descriptor, size, mtime, ETag, and for small files the
+ * bytes themselves, so a hit costs no system call. An entry older than
+ * `valid` milliseconds is checked with stat() before use, so a changed
+ * file is never served stale longer than that.
+ *
+ * Entries are reference counted: a response holds its entry until it is
+ * sent, so eviction or revalidation never closes a descriptor in use.
+ */
+
+#ifndef GN_CORE_FILE_CACHE_H_INCLUDED
+#define GN_CORE_FILE_CACHE_H_INCLUDED
+
+#include "gn_config.h"
+
+
+typedef struct gn_fc_entry_s  gn_fc_entry_t;
+
+struct gn_fc_entry_s {
+    gn_fc_entry_t   *hnext;         /* hash chain */
+    gn_fc_entry_t   *prev;          /* LRU list, most recent first */
+    gn_fc_entry_t   *next;
+    uint32_t         hash;
+    gn_uint_t        refs;
+    gn_uint_t        cached;        /* in the table (else freed at 0 refs) */
+    gn_msec_t        checked;       /* when stat() last agreed */
+
+    int              fd;
+    gn_uint_t        is_dir;
+    gn_uint_t        is_file;
+    off_t            size;
+    time_t           mtime;
+    struct timespec  ctime;         /* chmod, chown, rename... */
+    ino_t            ino;
+    dev_t            dev;
+    u_char          *content;       /* whole file when small, or NULL */
+    gn_str_t         etag;          /* points into etag_buf */
+    u_char           etag_buf[40];
+
+    size_t           key_len;
+    u_char           key[1];        /* flag byte + absolute path + NUL */
+};
+
+typedef struct {
+    const gn_str_t  *root;          /* absolute, no trailing slash */
+    const gn_str_t  *uri;           /* normalised, starts with '/' */
+    const gn_str_t  *name;          /* appended to uri (index), or NULL */
+    gn_uint_t        beneath;       /* refuse symlinks leaving root */
+    gn_uint_t        use_cache;
+    gn_msec_t        valid;
+    size_t           content_max;   /* keep bytes of files smaller */
+} gn_fc_open_t;
+
+
+/* Child only, once. */
+gn_int_t gn_file_cache_init(gn_uint_t max_entries);
+
+/* Returns a referenced entry, or NULL with *err set to the errno of the
+ * failure (ENOENT, EACCES, ...; EXDEV when a symlink leads out of root). */
+gn_fc_entry_t *gn_file_cache_open(const gn_fc_open_t *op, int *err);
+
+void gn_file_cache_release(gn_fc_entry_t *e);
+
+/* Entries in the table now (for tests and the status module). */
+gn_uint_t gn_file_cache_size(void);
+
+#endif /* GN_CORE_FILE_CACHE_H_INCLUDED */
