@@ -40,6 +40,7 @@ gn_uint_t          gn_conn_draining;
 
 static gn_conn_t   *gn_conn_open;         /* list of open connections */
 static gn_conn_t   *gn_conn_free;
+static gn_pool_t   *gn_pool_free;         /* pools of idle connections */
 static u_char      *gn_buf_free;          /* free head buffers, linked */
 static size_t       gn_buf_size;
 static gn_accept_t *gn_acceptors;
@@ -185,28 +186,22 @@ static gn_conn_t *
 gn_conn_get(void)
 {
     gn_conn_t  *c;
-    gn_pool_t  *pool;
     gn_uint_t   instance;
 
     c = gn_conn_free;
     if (c != NULL) {
         gn_conn_free = c->next;
-        pool = c->pool;
         instance = c->io.instance;
 
     } else {
         c = malloc(sizeof(gn_conn_t));
-        pool = gn_pool_create(GN_CONN_POOL_SIZE);
-        if (c == NULL || pool == NULL) {
-            free(c);
-            gn_pool_destroy(pool);
+        if (c == NULL) {
             return NULL;
         }
         instance = 0;
     }
 
     memset(c, 0, sizeof(gn_conn_t));
-    c->pool = pool;
     c->io.instance = instance;
     c->io.handler = gn_conn_event_handler;
     c->io.data = c;
@@ -220,6 +215,43 @@ gn_conn_get(void)
     gn_conn_open = c;
 
     return c;
+}
+
+
+gn_pool_t *
+gn_conn_pool_get(gn_conn_t *c)
+{
+    if (c->pool != NULL) {
+        return c->pool;
+    }
+
+    if (gn_pool_free != NULL) {
+        c->pool = gn_pool_free;
+        gn_pool_free = c->pool->free_next;
+
+    } else {
+        c->pool = gn_pool_create(GN_CONN_POOL_SIZE);
+        if (c->pool == NULL) {
+            gn_log_error(GN_LOG_CRIT, &c->log, errno,
+                         "out of memory for a connection pool");
+        }
+    }
+
+    return c->pool;
+}
+
+
+void
+gn_conn_pool_put(gn_conn_t *c)
+{
+    if (c->pool == NULL) {
+        return;
+    }
+
+    gn_pool_reset(c->pool);
+    c->pool->free_next = gn_pool_free;
+    gn_pool_free = c->pool;
+    c->pool = NULL;
 }
 
 
@@ -419,7 +451,7 @@ gn_conn_event_handler(gn_io_t *io, uint32_t events)
 void
 gn_conn_close(gn_conn_t *c)
 {
-    gn_pool_reset(c->pool);
+    gn_conn_pool_put(c);
     gn_timer_del(&c->timer);
     gn_conn_buf_put(c);
 

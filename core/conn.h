@@ -103,6 +103,11 @@ gn_uint_t gn_conn_drain(gn_msec_t idle_grace);
 /* Fast stop: close everything. */
 void gn_conn_close_all(void);
 
+/* Pools: a free list, so an idle connection holds none. get returns
+ * c->pool (taken from the list or created) or NULL (logged). */
+gn_pool_t *gn_conn_pool_get(gn_conn_t *c);
+void gn_conn_pool_put(gn_conn_t *c);
+
 /* Head buffers: a free list, so an idle connection holds none. */
 u_char *gn_conn_buf_get(gn_conn_t *c);
 void gn_conn_buf_put(gn_conn_t *c);

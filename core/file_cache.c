@@ -174,19 +174,54 @@ gn_fc_root_fd(const gn_str_t *root)
 }
 
 
-/* Opens `path` (root + rel). With `beneath`, no component -- symlinks
- * included -- may resolve outside the root: openat2(RESOLVE_BENEATH)
- * relative to the root's directory fd, or, on kernels without openat2,
- * realpath() of the opened file compared with the root's. */
+/* Does the opened fd lie under root? Decided by the path the kernel
+ * reports for the descriptor itself, so nothing can be swapped between
+ * the check and the open. */
+static gn_uint_t
+gn_fc_fd_under_root(int fd, const gn_str_t *root)
+{
+    char     link[64], real[PATH_MAX], root0[PATH_MAX], rroot[PATH_MAX];
+    ssize_t  n;
+    size_t   rlen;
+
+    snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+    n = readlink(link, real, sizeof(real) - 1);
+    if (n <= 0 || root->len >= sizeof(root0)) {
+        return 0;
+    }
+    real[n] = '\0';
+
+    memcpy(root0, root->data, root->len);
+    root0[root->len] = '\0';
+    if (realpath(root0, rroot) == NULL) {
+        return 0;
+    }
+
+    rlen = strlen(rroot);
+    if (rlen == 1) {
+        return 1;                                   /* root is "/" */
+    }
+
+    return strncmp(real, rroot, rlen) == 0
+           && (real[rlen] == '/' || real[rlen] == '\0');
+}
+
+
+/*
+ * Opens `path` (root + rel). With `beneath`, the file must resolve to a
+ * place under root, whatever symlinks lead there. The fast path is
+ * openat2(RESOLVE_BENEATH) from the root's directory fd; it refuses more
+ * than we must (an absolute symlink, or a ".." hop out and back in), so
+ * on its EXDEV -- and on kernels without openat2 -- the file is opened
+ * normally and kept only if its real path is under root.
+ */
 static int
 gn_fc_open_file(const gn_str_t *root, const char *path, size_t root_len,
     gn_uint_t beneath)
 {
     struct open_how  how;
     const char      *rel;
-    char             real[PATH_MAX], rroot[PATH_MAX], root0[PATH_MAX];
     int              rfd, fd;
-    size_t           n;
 
     if (!beneath) {
         return open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -211,10 +246,12 @@ gn_fc_open_file(const gn_str_t *root, const char *path, size_t root_len,
         how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
 
         fd = (int) syscall(SYS_openat2, rfd, rel, &how, sizeof(how));
-        if (fd != -1 || errno != ENOSYS) {
+        if (fd != -1 || (errno != ENOSYS && errno != EXDEV)) {
             return fd;
         }
-        gn_fc_no_openat2 = 1;
+        if (errno == ENOSYS) {
+            gn_fc_no_openat2 = 1;
+        }
     }
 
     fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -222,15 +259,7 @@ gn_fc_open_file(const gn_str_t *root, const char *path, size_t root_len,
         return -1;
     }
 
-    memcpy(root0, root->data, root->len);
-    root0[root->len] = '\0';
-    if (realpath(path, real) == NULL || realpath(root0, rroot) == NULL) {
-        close(fd);
-        return -1;
-    }
-
-    n = strlen(rroot);
-    if (strncmp(real, rroot, n) != 0 || (real[n] != '/' && real[n] != '\0')) {
+    if (!gn_fc_fd_under_root(fd, root)) {
         close(fd);
         errno = EXDEV;
         return -1;

@@ -166,6 +166,10 @@ gn_http_request_create(gn_conn_t *c, size_t head_len)
 {
     gn_http_request_t  *r;
 
+    if (gn_conn_pool_get(c) == NULL) {
+        return NULL;
+    }
+
     r = gn_pcalloc(c->pool, sizeof(gn_http_request_t));
     if (r == NULL) {
         return NULL;
@@ -868,7 +872,7 @@ gn_http_finish(gn_conn_t *c)
 
     head_len = r->head_len;
     c->r = NULL;
-    gn_pool_reset(c->pool);             /* releases files, frees r */
+    gn_conn_pool_put(c);                /* releases files, frees r */
 
     if (c->close) {
         if (c->linger && !c->eof) {

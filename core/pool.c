@@ -32,6 +32,7 @@ gn_pool_create(size_t size)
     pool->cleanup = NULL;
     pool->size = size;
     pool->max = size / 2;
+    pool->free_next = NULL;
 
     return pool;
 }

@@ -41,6 +41,7 @@ struct gn_pool_s {
     gn_pool_cleanup_t   *cleanup;
     size_t               size;      /* block size */
     size_t               max;       /* larger requests go to ->large */
+    gn_pool_t           *free_next; /* owner's free list of whole pools */
 };
 
 
