@@ -146,12 +146,30 @@ gn_http_static_index(gn_http_request_t *r, int *err)
 }
 
 
+/* The bytes [off, off + len) of the file: from the cached copy, read
+ * into the pool when small (so they leave with the head in one write),
+ * or by sendfile. */
 static gn_int_t
 gn_http_static_body(gn_http_request_t *r, gn_fc_entry_t *e, off_t off,
     off_t len)
 {
+    u_char   *p;
+    ssize_t   n;
+
     if (e->content != NULL) {
         return gn_http_add_mem(r, e->content + off, (size_t) len);
+    }
+
+    if ((size_t) len < r->loc->sendfile_min_size) {
+        p = gn_pnalloc(r->pool, (size_t) len);
+        if (p == NULL) {
+            return GN_ERROR;
+        }
+        n = pread(e->fd, p, (size_t) len, off);
+        if (n == len) {
+            return gn_http_add_mem(r, p, (size_t) len);
+        }
+        /* short read (the file changed): let sendfile report it */
     }
 
     return gn_http_add_file(r, e->fd, off, len);
