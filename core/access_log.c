@@ -12,6 +12,7 @@
 #include "http_response.h"
 #include "timer.h"
 #include "log.h"
+#include "tls.h"
 
 
 enum {
@@ -32,7 +33,11 @@ enum {
     GN_LV_REQUEST_TIME,
     GN_LV_HOST,
     GN_LV_PID,
-    GN_LV_CONNECTION_REQUESTS
+    GN_LV_CONNECTION_REQUESTS,
+    GN_LV_TLS_PROTOCOL,
+    GN_LV_TLS_CIPHER,
+    GN_LV_TLS_RESUMED,
+    GN_LV_TLS_SNI
 };
 
 static const gn_conf_enum_t  gn_log_vars[] = {
@@ -53,6 +58,10 @@ static const gn_conf_enum_t  gn_log_vars[] = {
     { gn_string("host"), GN_LV_HOST },
     { gn_string("pid"), GN_LV_PID },
     { gn_string("connection_requests"), GN_LV_CONNECTION_REQUESTS },
+    { gn_string("tls_protocol"), GN_LV_TLS_PROTOCOL },
+    { gn_string("tls_cipher"), GN_LV_TLS_CIPHER },
+    { gn_string("tls_resumed"), GN_LV_TLS_RESUMED },
+    { gn_string("tls_sni"), GN_LV_TLS_SNI },
     { gn_null_string, 0 }
 };
 
@@ -272,6 +281,18 @@ gn_access_log_request_line(gn_http_request_t *r, u_char *p)
 
 
 static size_t
+gn_access_log_tls(gn_http_request_t *r, gn_uint_t var, u_char *p)
+{
+    gn_str_t   v[4];
+
+    gn_tls_conn_info(r->c, &v[0], &v[1], &v[2], &v[3]);
+
+    return gn_access_log_escape(p, v[var - GN_LV_TLS_PROTOCOL].data,
+                                v[var - GN_LV_TLS_PROTOCOL].len);
+}
+
+
+static size_t
 gn_access_log_var(gn_http_request_t *r, gn_uint_t var, u_char *p)
 {
     char     num[48];
@@ -316,6 +337,12 @@ gn_access_log_var(gn_http_request_t *r, gn_uint_t var, u_char *p)
 
     case GN_LV_HOST:
         return gn_access_log_escape(p, r->head.host.data, r->head.host.len);
+
+    case GN_LV_TLS_PROTOCOL:
+    case GN_LV_TLS_CIPHER:
+    case GN_LV_TLS_RESUMED:
+    case GN_LV_TLS_SNI:
+        return gn_access_log_tls(r, var, p);
 
     default:
         break;

@@ -20,6 +20,7 @@
 #include "listen.h"
 #include "scoreboard.h"
 #include "http_request.h"
+#include "tls.h"
 
 
 #define GN_ACCEPT_REORDER   16
@@ -301,7 +302,12 @@ gn_conn_accept_one(gn_accept_t *a, int fd, struct sockaddr_storage *sa,
     /* Loopback clients usually sent the request already: read it now. */
     c->read_ready = 1;
     c->write_ready = 1;
-    gn_http_init_conn(c);
+
+    if (a->ls->tls) {
+        gn_tls_conn_start(c);
+    } else {
+        gn_http_init_conn(c);
+    }
 }
 
 
@@ -452,6 +458,7 @@ void
 gn_conn_close(gn_conn_t *c)
 {
     gn_conn_pool_put(c);
+    gn_tls_conn_close(c);
     gn_timer_del(&c->timer);
     gn_conn_buf_put(c);
 

@@ -32,6 +32,7 @@ typedef struct {
 
 typedef enum {
     GN_CONN_READING = 0,       /* waiting for (the rest of) a head */
+    GN_CONN_HANDSHAKE,         /* TLS handshake in progress */
     GN_CONN_WRITING,           /* sending a response */
     GN_CONN_KEEPALIVE,         /* idle between requests */
     GN_CONN_DISCARDING,        /* reading and dropping a request body */
@@ -44,6 +45,7 @@ struct gn_conn_s {
     gn_pool_t               *pool;         /* reset between requests */
     gn_listen_t             *listen;
     const gn_conn_ops_t     *ops;
+    void                    *tls;          /* gn_tls_conn_t, or NULL */
     gn_log_t                 log;
 
     struct sockaddr_storage  peer;

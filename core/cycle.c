@@ -13,6 +13,7 @@
 #include "cycle.h"
 #include "listen.h"
 #include "access_log.h"
+#include "tls.h"
 
 
 gn_cycle_t  *gn_cycle;
@@ -42,6 +43,12 @@ static char *gn_cycle_log_format(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
     void *conf);
 static char *gn_cycle_error_page(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
     void *conf);
+static char *gn_cycle_tls_file(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
+    void *conf);
+static char *gn_cycle_tls_protocols(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
+    void *conf);
+static char *gn_cycle_tls_session_cache(gn_conf_t *cf,
+    const gn_conf_cmd_t *cmd, void *conf);
 
 
 #define GN_ALL   (GN_CONF_MAIN | GN_CONF_SRV | GN_CONF_LOC)
@@ -147,6 +154,33 @@ static const gn_conf_cmd_t  gn_cycle_commands[] = {
     { gn_string("error_page"), GN_CONF_SRV | GN_CONF_LOC | GN_CONF_2MORE,
       gn_cycle_error_page, GN_CONF_LOC_CONF, 0, NULL },
 
+    { gn_string("tls_certificate"), GN_CONF_SRV | GN_CONF_TAKE1,
+      gn_cycle_tls_file, GN_CONF_SRV_CONF,
+      offsetof(gn_srv_conf_t, tls_certs), NULL },
+    { gn_string("tls_certificate_key"), GN_CONF_SRV | GN_CONF_TAKE1,
+      gn_cycle_tls_file, GN_CONF_SRV_CONF,
+      offsetof(gn_srv_conf_t, tls_keys), NULL },
+    { gn_string("tls_stapling_file"), GN_CONF_SRV | GN_CONF_TAKE1,
+      gn_conf_set_path_slot, GN_CONF_SRV_CONF,
+      offsetof(gn_srv_conf_t, tls_stapling), NULL },
+    { gn_string("tls_protocols"), GN_CONF_MAIN | GN_CONF_SRV | GN_CONF_1MORE,
+      gn_cycle_tls_protocols, GN_CONF_LOC_CONF, 0, NULL },
+    { gn_string("tls_priority"), GN_CONF_MAIN | GN_CONF_SRV | GN_CONF_TAKE1,
+      gn_conf_set_str_slot, GN_CONF_LOC_CONF, gn_loc_offset(tls_priority),
+      NULL },
+    { gn_string("tls_session_tickets"),
+      GN_CONF_MAIN | GN_CONF_SRV | GN_CONF_FLAG,
+      gn_conf_set_flag_slot, GN_CONF_LOC_CONF,
+      gn_loc_offset(tls_session_tickets), NULL },
+    { gn_string("tls_session_cache"), GN_CONF_MAIN | GN_CONF_TAKE1,
+      gn_cycle_tls_session_cache, GN_CONF_MAIN_CONF, 0, NULL },
+    { gn_string("tls_session_timeout"), GN_CONF_MAIN | GN_CONF_TAKE1,
+      gn_conf_set_msec_slot, GN_CONF_MAIN_CONF,
+      gn_main_offset(tls_session_timeout), NULL },
+    { gn_string("tls_ticket_key_file"), GN_CONF_MAIN | GN_CONF_TAKE1,
+      gn_conf_set_path_slot, GN_CONF_MAIN_CONF,
+      gn_main_offset(tls_ticket_key_file), NULL },
+
     gn_conf_null_cmd
 };
 
@@ -178,6 +212,8 @@ gn_loc_conf_init(gn_loc_conf_t *lc)
     lc->file_cache_valid = GN_CONF_UNSET_MSEC;
     lc->file_cache_entries = GN_CONF_UNSET;
     lc->symlinks_outside_root = GN_CONF_UNSET;
+    lc->tls_protocols = GN_CONF_UNSET_UINT;
+    lc->tls_session_tickets = GN_CONF_UNSET;
 }
 
 
@@ -283,6 +319,17 @@ gn_loc_conf_merge(gn_conf_t *cf, gn_loc_conf_t *lc, gn_loc_conf_t *prev)
     if (lc->error_pages == NULL) {
         lc->error_pages = prev->error_pages;
     }
+
+    if (lc->tls_protocols == GN_CONF_UNSET_UINT) {
+        lc->tls_protocols = prev->tls_protocols != GN_CONF_UNSET_UINT
+                            ? prev->tls_protocols
+                            : GN_TLS_PROTO_12 | GN_TLS_PROTO_13;
+    }
+    if (lc->tls_priority.data == NULL) {
+        lc->tls_priority = prev->tls_priority;
+    }
+    gn_conf_merge_value(lc->tls_session_tickets, prev->tls_session_tickets,
+                        1);
 
     if (lc->max_ranges < 0 || lc->client_max_headers < 1
         || lc->keepalive_requests < 0 || lc->file_cache_entries < 1)
@@ -519,6 +566,11 @@ gn_cycle_listen(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
             continue;
         }
 
+        if (gn_str_eq(&value[i], "tls")) {
+            lo->tls = 1;
+            continue;
+        }
+
         if (value[i].len > 8 && memcmp(value[i].data, "backlog=", 8) == 0) {
             v.data = value[i].data + 8;
             v.len = value[i].len - 8;
@@ -532,8 +584,8 @@ gn_cycle_listen(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
         }
 
         gn_conf_error(cf, "invalid parameter \"%.*s\" in \"listen\" "
-                      "directive, expected \"default_server\" or "
-                      "\"backlog=N\"", GN_STR_ARG(&value[i]));
+                      "directive, expected \"tls\", \"default_server\" "
+                      "or \"backlog=N\"", GN_STR_ARG(&value[i]));
         return GN_CONF_ERROR;
     }
 
@@ -812,6 +864,91 @@ gn_cycle_log_format(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
 }
 
 
+/* tls_certificate / tls_certificate_key: repeatable, paired by order */
+static char *
+gn_cycle_tls_file(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
+{
+    gn_array_t  **slot = (gn_array_t **) ((u_char *) conf + cmd->offset);
+    gn_str_t     *value = cf->args->elts, *s;
+
+    if (*slot == NULL) {
+        *slot = gn_array_create(cf->pool, 2, sizeof(gn_str_t));
+        if (*slot == NULL) {
+            return "failed (out of memory)";
+        }
+    }
+
+    s = gn_array_push(*slot);
+    if (s == NULL) {
+        return "failed (out of memory)";
+    }
+
+    *s = value[1];
+    if (gn_conf_full_name(cf, s, 0) != GN_OK) {
+        return "failed (out of memory)";
+    }
+
+    return GN_CONF_OK;
+}
+
+
+static char *
+gn_cycle_tls_protocols(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
+{
+    gn_loc_conf_t  *lc = conf;
+    gn_str_t       *value = cf->args->elts;
+    gn_uint_t       i;
+
+    if (lc->tls_protocols != GN_CONF_UNSET_UINT) {
+        return "is duplicate";
+    }
+
+    lc->tls_protocols = 0;
+    for (i = 1; i < cf->args->nelts; i++) {
+        if (gn_str_eq(&value[i], "TLSv1.2")) {
+            lc->tls_protocols |= GN_TLS_PROTO_12;
+        } else if (gn_str_eq(&value[i], "TLSv1.3")) {
+            lc->tls_protocols |= GN_TLS_PROTO_13;
+        } else {
+            gn_conf_error(cf, "unsupported protocol \"%.*s\" in "
+                          "\"tls_protocols\" directive, it must be "
+                          "\"TLSv1.2\" or \"TLSv1.3\"", GN_STR_ARG(&value[i]));
+            return GN_CONF_ERROR;
+        }
+    }
+
+    return GN_CONF_OK;
+}
+
+
+static char *
+gn_cycle_tls_session_cache(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
+    void *conf)
+{
+    gn_main_conf_t  *mc = conf;
+    gn_str_t        *value = cf->args->elts;
+
+    if (mc->tls_session_cache != GN_CONF_UNSET) {
+        return "is duplicate";
+    }
+
+    if (gn_str_eq(&value[1], "off")) {
+        mc->tls_session_cache = 0;
+        return GN_CONF_OK;
+    }
+
+    mc->tls_session_cache = gn_parse_size(&value[1]);
+    if (mc->tls_session_cache == GN_ERROR) {
+        gn_conf_error(cf, "invalid size \"%.*s\" in \"tls_session_cache\" "
+                      "directive, expected a size such as 4m, or off",
+                      GN_STR_ARG(&value[1]));
+        return GN_CONF_ERROR;
+    }
+
+    return GN_CONF_OK;
+}
+
+
 static char *
 gn_cycle_error_page(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
 {
@@ -987,6 +1124,8 @@ gn_cycle_init_conf(gn_cycle_t *cycle, gn_conf_t *cf, const char *conf_file,
     }
 
     mc->children = GN_CONF_UNSET;
+    mc->tls_session_cache = GN_CONF_UNSET;
+    mc->tls_session_timeout = GN_CONF_UNSET_MSEC;
     mc->shutdown_timeout = GN_CONF_UNSET_MSEC;
     mc->max_connections = GN_CONF_UNSET;
     mc->error_log_level = GN_LOG_NOTICE;
@@ -1119,6 +1258,8 @@ gn_cycle_create(const char *conf_file, const char *prefix, char *err,
         mc->error_log = elog;
     }
     gn_conf_init_msec_value(mc->shutdown_timeout, 10000);
+    gn_conf_init_value(mc->tls_session_cache, 4 * 1024 * 1024);
+    gn_conf_init_msec_value(mc->tls_session_timeout, 300000);
     gn_conf_init_value(mc->max_connections, 1024);
 
     if (mc->max_connections < 1) {
@@ -1137,6 +1278,11 @@ gn_cycle_create(const char *conf_file, const char *prefix, char *err,
     }
 
     if (gn_listen_build(cycle, err, errlen) != GN_OK) {
+        goto failed;
+    }
+
+    /* credentials are read here, by the master, before any fork */
+    if (gn_tls_cycle_create(cycle, err, errlen) != GN_OK) {
         goto failed;
     }
 
@@ -1224,6 +1370,12 @@ gn_cycle_open(gn_cycle_t *cycle, gn_cycle_t *old, gn_log_t *log)
     }
 
     if (gn_listen_open_all(cycle, old, log) != GN_OK) {
+        gn_cycle_close_logs(cycle);
+        return GN_ERROR;
+    }
+
+    if (gn_tls_cycle_open(cycle, old, log) != GN_OK) {
+        gn_listen_close_unused(cycle, old);
         gn_cycle_close_logs(cycle);
         return GN_ERROR;
     }

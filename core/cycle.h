@@ -25,6 +25,9 @@ typedef struct gn_listen_s       gn_listen_t;
 typedef struct gn_open_file_s    gn_open_file_t;
 typedef struct gn_log_format_s   gn_log_format_t;
 
+#define GN_TLS_PROTO_12   0x1
+#define GN_TLS_PROTO_13   0x2
+
 
 /* A file opened by the master and shared by the children (access logs). */
 struct gn_open_file_s {
@@ -81,6 +84,11 @@ struct gn_loc_conf_s {
     gn_flag_t         symlinks_outside_root;
     gn_array_t       *error_pages;  /* of gn_error_page_t */
 
+    /* TLS, used at the server level (main and server contexts) */
+    gn_uint_t         tls_protocols;     /* GN_TLS_PROTO_* bits */
+    gn_str_t          tls_priority;      /* appended to the defaults */
+    gn_flag_t         tls_session_tickets;
+
     gn_srv_conf_t    *srv;
 };
 
@@ -89,6 +97,7 @@ typedef struct {
     socklen_t                socklen;
     gn_int_t                 backlog;
     gn_uint_t                default_server;
+    gn_uint_t                tls;
     gn_str_t                 text;       /* "127.0.0.1:8080" */
 } gn_listen_opt_t;
 
@@ -99,6 +108,11 @@ struct gn_srv_conf_s {
     gn_array_t        locations;   /* of gn_loc_conf_t *, see sort */
     gn_str_t          file;        /* where the block starts */
     gn_uint_t         line;
+
+    gn_array_t       *tls_certs;   /* of gn_str_t, absolute */
+    gn_array_t       *tls_keys;    /* of gn_str_t, same order */
+    gn_str_t          tls_stapling;
+    void             *tls;         /* gn_tls_srv_t, built by tls.c */
 };
 
 /* One listening socket; several servers may share it (by name). */
@@ -110,7 +124,8 @@ struct gn_listen_s {
     gn_int_t                 backlog;
     gn_array_t               servers;       /* of gn_srv_conf_t * */
     gn_srv_conf_t           *default_srv;
-    gn_uint_t                tls;           /* seam for the TLS issue */
+    gn_uint_t                tls;
+    void                    *tls_ctx;       /* gn_tls_listen_t */
 };
 
 typedef struct {
@@ -126,6 +141,10 @@ typedef struct {
     gn_int_t          max_connections;
     gn_array_t        servers;     /* of gn_srv_conf_t * */
     gn_array_t        log_formats; /* of gn_log_format_t * */
+
+    ssize_t           tls_session_cache;    /* bytes; 0: off */
+    gn_msec_t         tls_session_timeout;
+    gn_str_t          tls_ticket_key_file;
 } gn_main_conf_t;
 
 struct gn_cycle_s {
@@ -139,6 +158,7 @@ struct gn_cycle_s {
     gn_log_t          log;         /* the error log of this cycle */
     int               error_log_fd;
     gn_uint_t         children;    /* resolved "auto" */
+    void             *tls;         /* gn_tls_cycle_t, built by tls.c */
 };
 
 

@@ -21,6 +21,7 @@
 #include "access_log.h"
 #include "scoreboard.h"
 #include "log.h"
+#include "tls.h"
 
 
 #define GN_LINGER_MSEC   2000
@@ -34,7 +35,6 @@ static void gn_http_linger(gn_conn_t *c);
 static void gn_http_discard(gn_conn_t *c);
 static void gn_http_body_start(gn_conn_t *c);
 static void gn_http_respond(gn_conn_t *c);
-static void gn_http_timeout(gn_timer_t *t);
 
 
 static void
@@ -51,10 +51,21 @@ gn_http_init_conn(gn_conn_t *c)
 {
     gn_loc_conf_t  *lc = c->listen->default_srv->loc;
 
-    c->timer.handler = gn_http_timeout;
+    c->timer.handler = gn_http_conn_timeout;
     memset(&c->scan, 0, sizeof(c->scan));
     gn_http_set_state(c, GN_CONN_READING, lc->client_header_timeout);
 
+    gn_http_read(c);
+}
+
+
+/* After a TLS handshake: HTTP takes over; the header timeout that
+ * started with the connection keeps running. */
+void
+gn_http_start(gn_conn_t *c)
+{
+    memset(&c->scan, 0, sizeof(c->scan));
+    c->state = GN_CONN_READING;
     gn_http_read(c);
 }
 
@@ -63,6 +74,10 @@ void
 gn_http_conn_handler(gn_conn_t *c)
 {
     switch (c->state) {
+
+    case GN_CONN_HANDSHAKE:
+        gn_tls_handshake(c);
+        break;
 
     case GN_CONN_READING:
     case GN_CONN_KEEPALIVE:
@@ -90,12 +105,17 @@ gn_http_conn_handler(gn_conn_t *c)
 }
 
 
-static void
-gn_http_timeout(gn_timer_t *t)
+void
+gn_http_conn_timeout(gn_timer_t *t)
 {
     gn_conn_t  *c = t->data;
 
     switch (c->state) {
+
+    case GN_CONN_HANDSHAKE:
+        c->log.action = "TLS handshaking";
+        gn_log_error(GN_LOG_INFO, &c->log, 0, "client timed out");
+        break;
 
     case GN_CONN_READING:
         if (c->buf_len > 0) {
@@ -194,6 +214,13 @@ static void
 gn_http_respond(gn_conn_t *c)
 {
     gn_http_request_t  *r = c->r;
+
+    /* A body the head announced and nobody read would be taken for the
+     * next request (smuggling): whatever the answer, close after it. */
+    if ((r->head.content_length > 0 || r->head.chunked) && !r->body_done) {
+        c->close = 1;
+        c->linger = 1;
+    }
 
     /* keep-alive decision, made once the response is known */
     r->keepalive = r->head.keepalive && !c->close && !gn_conn_draining
@@ -332,13 +359,14 @@ gn_http_host_eq(const gn_str_t *name, const u_char *host, size_t len)
 /* Name-based virtual hosts: the server whose server_name matches Host
  * (without its port), else the listener's default server. */
 static gn_srv_conf_t *
-gn_http_find_server(gn_conn_t *c, const gn_str_t *host)
+gn_http_find_server(gn_conn_t *c, const gn_str_t *host, gn_uint_t *matched)
 {
     gn_srv_conf_t  **psc;
     gn_str_t        *names;
     gn_uint_t        i, j;
     size_t           len;
 
+    *matched = 0;
     psc = c->listen->servers.elts;
     if (c->listen->servers.nelts == 1 || host->len == 0) {
         return c->listen->default_srv;
@@ -369,6 +397,7 @@ gn_http_find_server(gn_conn_t *c, const gn_str_t *host)
         names = psc[i]->names->elts;
         for (j = 0; j < psc[i]->names->nelts; j++) {
             if (gn_http_host_eq(&names[j], host->data, len)) {
+                *matched = 1;
                 return psc[i];
             }
         }
@@ -441,11 +470,26 @@ static gn_int_t
 gn_http_run(gn_http_request_t *r)
 {
     gn_http_head_t  *h = &r->head;
+    gn_srv_conf_t   *sni;
+    gn_uint_t        matched;
     gn_int_t         rc;
     u_char          *p;
 
-    r->srv = gn_http_find_server(r->c, &h->host);
+    r->srv = gn_http_find_server(r->c, &h->host, &matched);
     r->loc = r->srv->loc;
+
+    /* RFC 9110 7.4: a Host naming another server block than the one this
+     * TLS connection was made for (by SNI) is misdirected */
+    sni = gn_tls_sni_server(r->c);
+    if (sni != NULL) {
+        if (matched && r->srv != sni) {
+            r->srv = sni;
+            r->loc = sni->loc;
+            return gn_http_response_error(r, 421);
+        }
+        r->srv = sni;
+        r->loc = sni->loc;
+    }
 
     if (h->method == GN_HTTP_UNKNOWN) {
         return gn_http_response_error(r, 501);
@@ -783,6 +827,7 @@ gn_http_discard(gn_conn_t *c)
         rc = gn_http_discard_buffered(c);
 
         if (rc == GN_DONE) {
+            r->body_done = 1;
             rc = gn_http_static_handler(r);
             if (rc != GN_OK) {
                 c->close = 1;

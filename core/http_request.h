@@ -40,6 +40,7 @@ struct gn_http_request_s {
     off_t                body_left;      /* Content-Length bytes left */
     gn_http_chunked_t    chunked;
     gn_uint_t            has_body;       /* a body follows the head */
+    gn_uint_t            body_done;      /* ... and it has been read */
 
     /* response */
     gn_uint_t            status;
@@ -70,8 +71,11 @@ gn_int_t gn_http_add_mem(gn_http_request_t *r, u_char *p, size_t len);
 gn_int_t gn_http_add_file(gn_http_request_t *r, int fd, off_t off,
     off_t len);
 
-/* Called by conn.c for a new connection and on every event. */
+/* Called by conn.c for a new connection and on every event; by tls.c
+ * once the handshake is done. */
 void gn_http_init_conn(gn_conn_t *c);
+void gn_http_start(gn_conn_t *c);
 void gn_http_conn_handler(gn_conn_t *c);
+void gn_http_conn_timeout(gn_timer_t *t);
 
 #endif /* GN_CORE_HTTP_REQUEST_H_INCLUDED */

@@ -196,6 +196,15 @@ gn_listen_build(gn_cycle_t *cycle, char *err, size_t errlen)
                 ls = &ls[k];
             }
 
+            /* every server on an address agrees on "tls" */
+            if (ls->servers.nelts > 0 && ls->tls != lo[j].tls) {
+                snprintf(err, errlen, "%.*s is used with and without "
+                         "\"tls\" in %.*s:%d", GN_STR_ARG(&ls->text),
+                         GN_STR_ARG(&psc[i]->file), (int) psc[i]->line);
+                return GN_ERROR;
+            }
+            ls->tls = lo[j].tls;
+
             if (lo[j].default_server) {
                 if (ls->default_srv != NULL && ls->default_srv != psc[i]) {
                     snprintf(err, errlen, "a duplicate default server for "

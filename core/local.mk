@@ -26,7 +26,9 @@ noinst_LTLIBRARIES += %reldir%/libgncore.la
     %reldir%/http_static.c %reldir%/http_static.h \
     %reldir%/access_log.c %reldir%/access_log.h \
     %reldir%/file_cache.c %reldir%/file_cache.h \
-    %reldir%/http_cond.c %reldir%/http_cond.h
+    %reldir%/http_cond.c %reldir%/http_cond.h \
+    %reldir%/tls.c %reldir%/tls.h \
+    %reldir%/tls_scache.c %reldir%/tls_scache.h
 %canon_reldir%_libgncore_la_CFLAGS = $(AM_CFLAGS) $(GNUTLS_CFLAGS) $(PCRE2_CFLAGS)
 %canon_reldir%_libgncore_la_LIBADD = $(GNUTLS_LIBS) $(PCRE2_LIBS)
 

@@ -13,6 +13,7 @@
 #include "scoreboard.h"
 #include "log.h"
 #include "listen.h"
+#include "tls.h"
 
 
 #define GN_RESPAWN_QUICK     1000     /* a child dying sooner is failing */
@@ -123,7 +124,8 @@ gn_master_log_counters(gn_int_t slot, pid_t pid)
     gn_log_error(GN_LOG_NOTICE, &gn_cycle->log, 0,
                  "child %d served %llu requests on %llu connections, "
                  "%llu bytes in, %llu out (2xx %llu, 3xx %llu, 4xx %llu, "
-                 "5xx %llu)", (int) pid,
+                 "5xx %llu); tls: %llu full, %llu resumed, %llu failed "
+                 "handshakes", (int) pid,
                  (unsigned long long) sb->requests,
                  (unsigned long long) sb->accepted,
                  (unsigned long long) sb->bytes_in,
@@ -131,7 +133,10 @@ gn_master_log_counters(gn_int_t slot, pid_t pid)
                  (unsigned long long) sb->status[2],
                  (unsigned long long) sb->status[3],
                  (unsigned long long) sb->status[4],
-                 (unsigned long long) sb->status[5]);
+                 (unsigned long long) sb->status[5],
+                 (unsigned long long) sb->tls_full,
+                 (unsigned long long) sb->tls_resumed,
+                 (unsigned long long) sb->tls_failed);
 }
 
 
@@ -414,6 +419,7 @@ gn_master_run(const char *conf_file, const char *prefix)
         }
 
         if (gn_master_live_children() == 0) {
+            gn_tls_log_stats(gn_cycle);
             gn_log_error(GN_LOG_NOTICE, &gn_cycle->log, 0, "exiting");
             return 0;
         }

@@ -33,6 +33,9 @@ typedef struct {
     uint64_t    bytes_in;
     uint64_t    bytes_out;
     uint64_t    status[6];       /* responses by class: [1]..[5] */
+    uint64_t    tls_full;        /* handshakes */
+    uint64_t    tls_resumed;
+    uint64_t    tls_failed;
     uint64_t    pad[1];
 } gn_sb_slot_t;
 

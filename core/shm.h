@@ -8,6 +8,8 @@
 
 #include "gn_config.h"
 
+struct gn_log_s;
+
 
 typedef struct {
     u_char     *addr;
@@ -15,6 +17,22 @@ typedef struct {
     gn_str_t    name;
 } gn_shm_t;
 
+
+/* A zone shared by the cycles that use it (a reload with an unchanged
+ * size keeps it). Master only. */
+typedef struct {
+    u_char     *addr;
+    size_t      size;
+    gn_uint_t   refs;
+} gn_shm_zone_t;
+
+/* Maps a new zone with one reference; NULL (logged) on failure. */
+gn_shm_zone_t *gn_shm_zone_get(size_t size, const char *name,
+    struct gn_log_s *log);
+
+/* Drops a reference; unmaps the master's mapping at zero (children keep
+ * theirs until they exit). */
+void gn_shm_zone_put(gn_shm_zone_t *zone);
 
 /* Master only, before fork. Zero-filled. Returns GN_ERROR (logged). */
 gn_int_t gn_shm_alloc(gn_shm_t *shm);

@@ -9,6 +9,7 @@ AM_T_LOG_FLAGS = -I$(top_srcdir)/t/lib
 
 AM_TESTS_ENVIRONMENT = \
     GN_BIN='$(abs_top_builddir)/core/gannet'; \
+    GN_CERTS='$(abs_top_builddir)/t/certs'; export GN_CERTS; \
     GN_BUILDDIR='$(abs_top_builddir)'; \
     GN_SRCDIR='$(abs_top_srcdir)'; \
     export GN_BIN GN_BUILDDIR GN_SRCDIR;
@@ -18,6 +19,7 @@ GN_UNIT_TESTS = \
     %reldir%/unit/test_conf \
     %reldir%/unit/test_http_parse \
     %reldir%/unit/test_http_cond \
+    %reldir%/unit/test_tls_scache \
     %reldir%/unit/test_path
 
 GN_UNIT_CFLAGS = $(AM_CFLAGS) $(GNUTLS_CFLAGS) $(PCRE2_CFLAGS)
@@ -37,6 +39,9 @@ check_PROGRAMS += $(GN_UNIT_TESTS)
 %canon_reldir%_unit_test_http_cond_SOURCES = %reldir%/unit/test_http_cond.c %reldir%/tap.c %reldir%/tap.h
 %canon_reldir%_unit_test_http_cond_CFLAGS = $(GN_UNIT_CFLAGS)
 %canon_reldir%_unit_test_http_cond_LDADD = $(GN_UNIT_LDADD)
+%canon_reldir%_unit_test_tls_scache_SOURCES = %reldir%/unit/test_tls_scache.c %reldir%/tap.c %reldir%/tap.h
+%canon_reldir%_unit_test_tls_scache_CFLAGS = $(GN_UNIT_CFLAGS)
+%canon_reldir%_unit_test_tls_scache_LDADD = $(GN_UNIT_LDADD)
 %canon_reldir%_unit_test_path_SOURCES = %reldir%/unit/test_path.c %reldir%/tap.c %reldir%/tap.h
 %canon_reldir%_unit_test_path_CFLAGS = $(GN_UNIT_CFLAGS)
 %canon_reldir%_unit_test_path_LDADD = $(GN_UNIT_LDADD)
@@ -48,6 +53,8 @@ GN_INTEG_TESTS = \
     %reldir%/integ/11-http-malformed.t \
     %reldir%/integ/12-http-pipeline.t \
     %reldir%/integ/13-http-static.t \
+    %reldir%/integ/14-http-paths.t \
+    %reldir%/integ/15-http-limits.t \
     %reldir%/integ/50-prefork.t \
     %reldir%/integ/51-reload.t \
     %reldir%/integ/52-shutdown.t \
@@ -55,7 +62,19 @@ GN_INTEG_TESTS = \
     %reldir%/integ/54-reload-load.t \
     %reldir%/integ/55-privileges.t \
     %reldir%/integ/56-respawn-backoff.t \
-    %reldir%/integ/60-gannetctl.t
+    %reldir%/integ/60-gannetctl.t \
+    %reldir%/integ/80-issue-3.t
+
+# Test certificates (a CA, ECDSA and RSA server certificates), made at
+# `make check` time: no private key is committed.
+check_DATA += %reldir%/certs/stamp
+%reldir%/certs/stamp: $(top_srcdir)/t/mkcerts.sh
+	$(AM_V_GEN)$(SHELL) $(top_srcdir)/t/mkcerts.sh %reldir%/certs >/dev/null
+clean-local: clean-local-certs
+clean-local-certs:
+	-rm -rf %reldir%/certs
+.PHONY: clean-local-certs
 
 TESTS += $(GN_UNIT_TESTS) $(GN_INTEG_TESTS)
-EXTRA_DIST += $(GN_INTEG_TESTS) %reldir%/lib/GnTest.pm
+EXTRA_DIST += $(GN_INTEG_TESTS) %reldir%/lib/GnTest.pm %reldir%/lib/GnTLS.pm \
+    %reldir%/mkcerts.sh

@@ -348,6 +348,28 @@ check('request line above client_max_request_line',
 check('request line just below client_max_request_line',
       'GET /' . ('a' x 900) . " HTTP/1.1\r\n${H}Connection: close\r\n\r\n",
       404);
+# boundaries: the limits are inclusive
+{
+    my $fixed = length("GET / HTTP/1.1");
+    check('request line of exactly client_max_request_line',
+          'GET /' . ('a' x (1024 - $fixed)) . " HTTP/1.1\r\n$H"
+          . "Connection: close\r\n\r\n", 404);
+    check('request line one byte above client_max_request_line',
+          'GET /' . ('a' x (1025 - $fixed)) . " HTTP/1.1\r\n$H\r\n", 414,
+          close => 1);
+    check('exactly client_max_headers header lines',
+          "GET /a.txt HTTP/1.1\r\n$H" . join('', map { "X-H$_: v\r\n" } 1 .. 18)
+          . "Connection: close\r\n\r\n", 200);
+    check('one header line above client_max_headers',
+          "GET /a.txt HTTP/1.1\r\n$H" . join('', map { "X-H$_: v\r\n" } 1 .. 19)
+          . "Connection: close\r\n\r\n", 431, close => 1);
+    check('body of exactly client_max_body_size',
+          "GET /a.txt HTTP/1.1\r\n${H}Content-Length: 1024\r\n"
+          . "Connection: close\r\n\r\n" . ('b' x 1024), 200);
+    check('body one byte above client_max_body_size',
+          "GET /a.txt HTTP/1.1\r\n${H}Content-Length: 1025\r\n\r\n", 413,
+          close => 1);
+}
 check('more headers than client_max_headers',
       "GET /a.txt HTTP/1.1\r\n$H" . join('', map { "X-H$_: v\r\n" } 1 .. 30)
       . "\r\n", 431, close => 1);
@@ -375,6 +397,23 @@ $r = check('absolute-form host wins over Host (second server)',
            "GET http://other.test/which.txt HTTP/1.1\r\n"
            . "Host: localhost\r\nConnection: close\r\n\r\n", 200,
            body => "second server\n");
+$r = check('absolute-form with an uppercase scheme',
+           "GET HTTP://localhost/which.txt HTTP/1.1\r\n"
+           . "Host: other.test\r\nConnection: close\r\n\r\n", 200,
+           body => "first server\n");
+check('absolute-form with userinfo',
+      "GET http://user\@localhost/a.txt HTTP/1.1\r\n$H\r\n", 400,
+      close => 1);
+check('absolute-form with another scheme',
+      "GET ftp://localhost/a.txt HTTP/1.1\r\n$H\r\n", 400, close => 1);
+check('absolute-form with an empty host',
+      "GET http:///a.txt HTTP/1.1\r\n$H\r\n", 400, close => 1);
+$r = check('Host is case-insensitive',
+           "GET /which.txt HTTP/1.1\r\nHost: OTHER.Test\r\n"
+           . "Connection: close\r\n\r\n", 200, body => "second server\n");
+$r = check('Host with a trailing dot',
+           "GET /which.txt HTTP/1.1\r\nHost: other.test.\r\n"
+           . "Connection: close\r\n\r\n", 200);
 $r = check('Host selects the server',
            "GET /which.txt HTTP/1.1\r\nHost: other.test\r\n"
            . "Connection: close\r\n\r\n", 200, body => "second server\n");
@@ -408,7 +447,7 @@ $r = check('OPTIONS /a.txt',
            "OPTIONS /a.txt HTTP/1.1\r\n${H}Connection: close\r\n\r\n", 200);
 is($r->{headers}{allow}, 'GET, HEAD, OPTIONS', 'OPTIONS /a.txt: Allow');
 
-# ---- Expect -------------------------------------------------------------------
+# ---- Expect ---------------------------------------------------------------
 
 check('Expect: something-else',
       "GET /a.txt HTTP/1.1\r\n${H}Expect: something-else\r\n"
@@ -462,6 +501,19 @@ check('Expect: something-else',
     close $s;
 }
 
+# the expectation token is case-insensitive
+{
+    my $s = $t->connect;
+    my $buf = '';
+    $t->write_all($s, "GET /a.txt HTTP/1.1\r\n${H}Expect: 100-Continue\r\n"
+                      . "Content-Length: 5\r\nConnection: close\r\n\r\n");
+    $r = $t->read_response($s, \$buf, timeout => 3);
+    like($r->{status} // 'none', qr/^(?:100|200)$/,
+         'Expect: 100-Continue (mixed case): not 417');
+    $t->write_all($s, "hello");
+    close $s;
+}
+
 # nothing to read: no 100
 {
     my ($raw) = $t->http_raw("GET /a.txt HTTP/1.1\r\n${H}"
@@ -480,6 +532,37 @@ check('Expect: something-else',
     like($raw, qr{^HTTP/1\.[01] 200 }, 'HTTP/1.0 Expect: 200');
     unlike($raw, qr/100 Continue/, 'HTTP/1.0 Expect: no 100');
 }
+
+# ---- half-closed and truncated requests ----------------------------------
+
+{
+    # a complete request, then the client shuts down its sending side: the
+    # response still arrives
+    my ($raw, $closed) = $t->http_raw("GET /a.txt HTTP/1.1\r\n$H\r\n",
+                                      shutdown => 1, timeout => 5);
+    like($raw, qr{^HTTP/1\.1 200 }, 'half-close after a request: answered');
+    like($raw, qr/\Q$fa\E\z/, 'half-close after a request: body complete');
+    ok($closed, 'half-close after a request: then closed');
+
+    # an incomplete head and EOF: closed, no successful response
+    ($raw, $closed) = $t->http_raw("GET /a.txt HTTP/1.1\r\n$H",
+                                   shutdown => 1, timeout => 5);
+    ok($closed, 'EOF inside the head: closed');
+    unlike($raw, qr{^HTTP/1\.1 200 }, 'EOF inside the head: no 200');
+
+    # a body cut short by EOF: no smuggling of what was sent
+    ($raw, $closed) = $t->http_raw("GET /a.txt HTTP/1.1\r\n$H"
+                                   . "Content-Length: 100\r\n\r\nabc",
+                                   shutdown => 1, timeout => 5);
+    ok($closed, 'EOF inside a body: closed');
+}
+
+check('Content-Length with leading zeros is valid',
+      "GET /a.txt HTTP/1.1\r\n${H}Content-Length: 003\r\n"
+      . "Connection: close\r\n\r\nabc", 200, body => $fa);
+check('chunk extension with a quoted CR LF',
+      "GET /a.txt HTTP/1.1\r\n${H}Transfer-Encoding: chunked\r\n\r\n"
+      . "5;a=\"x\r\ny\"\r\nhello\r\n0\r\n\r\n", 400, close => 1);
 
 # ---- the server is still fine, and the bad requests were logged -----------
 

@@ -41,6 +41,12 @@ server {
     root html;
     keepalive_timeout 1s;
 }
+
+server {
+    listen 127.0.0.1:%%PORT_3%%;
+    root html;
+    keepalive_timeout 0;
+}
 EOF_CONF
 
 my @files;
@@ -74,6 +80,31 @@ is(scalar(grep { $r[$_]{body} eq $files[$_][1] } 0 .. 19), 20,
    'burst of 20: answered in order (each body matches its file)');
 is(scalar(grep { ($_->{headers}{connection} // '') =~ /close/i }
           @r[0 .. 18]), 0, 'burst of 20: no Connection: close before the last');
+
+# a burst larger than any read buffer: 60 requests with 1 KiB headers
+{
+    my $pad = 'X-Pad: ' . ('p' x 1000);
+    my @reqs = map { get("/$files[$_ % 20][0]", headers => [$pad]) } 0 .. 58;
+    push @reqs, $t->request("/$files[19][0]", headers => [$pad]);
+    @r = $t->http_keepalive(\@reqs, pipeline => 1, timeout => 10);
+    is(scalar(grep { ($r[$_]{body} // '') eq $files[$_ % 20][1] } 0 .. 59),
+       60, 'burst of 60 x 1 KiB: all answered in order');
+}
+
+# GET, HEAD, GET, HEAD ... pipelined: HEAD responses carry no body
+{
+    my @reqs = map { get("/$files[$_][0]", method => $_ % 2 ? 'HEAD' : 'GET') }
+               0 .. 8;
+    push @reqs, $t->request("/$files[9][0]", method => 'HEAD');
+    @r = $t->http_keepalive(\@reqs, pipeline => 1, timeout => 5);
+    my $good = grep {
+        my $i = $_;
+        ($r[$i]{status} // 0) == 200
+        && ($i % 2 ? $r[$i]{body} eq '' : $r[$i]{body} eq $files[$i][1])
+        && ($r[$i]{headers}{'content-length'} // -1) == length $files[$i][1]
+    } 0 .. 9;
+    is($good, 10, 'GET and HEAD alternating in a pipeline');
+}
 
 # ---- one byte at a time ------------------------------------------------
 
@@ -276,6 +307,18 @@ is($r[2]{body}, $files[15][1], 'pipelined after 404: body');
     is("@st", '200 200 200',
        'keepalive_timeout 1s: reused at 0.4 s intervals');
     close $s;
+}
+
+# keepalive_timeout 0 disables keep-alive
+{
+    my ($raw, $closed) = $t->http_raw(
+        get("/$files[0][0]") . get("/$files[1][0]"),
+        port => $t->port(3), timeout => 5);
+    my $n = () = $raw =~ m{^HTTP/1\.1 200 }mg;
+    is($n, 1, 'keepalive_timeout 0: one response only');
+    like($raw, qr/^Connection: close\r$/mi,
+         'keepalive_timeout 0: Connection: close');
+    ok($closed, 'keepalive_timeout 0: closed after the response');
 }
 
 # the main server still has its default keep-alive

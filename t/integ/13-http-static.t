@@ -50,6 +50,9 @@ server {
     location /few/ {
         max_ranges 2;
     }
+    location /badep/ {
+        error_page 404 /no-such-page.html;
+    }
 }
 
 server {
@@ -98,6 +101,7 @@ $t->write_file('html/noranges/r.bin', $rbin);
 $t->write_file('html/few/r.bin', $rbin);
 $t->write_file('html/fresh.txt', "version one\n");
 $t->write_file('html/doomed.txt', "doomed\n");
+$t->write_file('html/empty.txt', '');
 chmod(0000, $t->testdir . '/html/secret.txt');
 
 # a fixed, old modification time for the conditional tests
@@ -255,7 +259,8 @@ my $n = length $rbin;
 
 $r = get('/r.bin', 'Range: bytes=0-99');
 is($r->{status}, 206, 'Range single: 206');
-is($r->{headers}{'content-range'}, "bytes 0-99/$n", 'Range single: Content-Range');
+is($r->{headers}{'content-range'}, "bytes 0-99/$n",
+   'Range single: Content-Range');
 is($r->{headers}{'content-length'}, 100, 'Range single: Content-Length');
 ok($r->{body} eq substr($rbin, 0, 100), 'Range single: exact bytes');
 
@@ -303,16 +308,17 @@ is($r->{status}, 206, 'Range multiple: 206');
         next unless $p =~ /^\r\n(.*?)\r\n\r\n(.*)\z/s;
         my ($h, $data) = ($1, $2);
         my ($ctype) = $h =~ /^Content-Type:\s*(.*?)\s*$/mi;
-        my ($a, $z, $len) = $h =~ m{^Content-Range:\s*bytes (\d+)-(\d+)/(\d+)}mi;
-        push @got, [$ctype // '', $a // -1, $z // -1, $len // -1, $data];
+        my ($from, $to, $len) =
+            $h =~ m{^Content-Range:\s*bytes (\d+)-(\d+)/(\d+)}mi;
+        push @got, [$ctype // '', $from // -1, $to // -1, $len // -1, $data];
     }
     is(scalar @got, 3, 'multipart: three parts');
     for my $i (0 .. 2) {
-        my ($a, $z) = @{$want[$i]};
+        my ($from, $to) = @{$want[$i]};
         my $g = $got[$i] // ['', -1, -1, -1, ''];
-        is("$g->[1]-$g->[2]/$g->[3]", "$a-$z/$n",
+        is("$g->[1]-$g->[2]/$g->[3]", "$from-$to/$n",
            "multipart part $i: Content-Range");
-        ok($g->[4] eq substr($rbin, $a, $z - $a + 1),
+        ok($g->[4] eq substr($rbin, $from, $to - $from + 1),
            "multipart part $i: exact bytes");
         is($g->[0], 'application/x-test-default',
            "multipart part $i: Content-Type");
@@ -342,6 +348,10 @@ my $retag = $r->{headers}{etag} // '';
 my $rlm = $r->{headers}{'last-modified'} // '';
 $r = get('/r.bin', 'Range: bytes=0-9', "If-Range: $retag");
 is($r->{status}, 206, 'If-Range with the current ETag: 206');
+$r = get('/r.bin', 'Range: bytes=0-9', "If-Range: W/$retag");
+is($r->{status}, 200, 'If-Range with a weak ETag: 200 (strong match only)');
+$r = get('/r.bin', 'Range: bytes=' . join(',', map { "$_-$_" } 0 .. 19));
+is($r->{status}, 200, '20 ranges, default max_ranges 16: 200');
 $r = get('/r.bin', 'Range: bytes=0-9', 'If-Range: "old"');
 is($r->{status}, 200, 'If-Range with an old ETag: 200');
 ok($r->{body} eq $rbin, 'If-Range with an old ETag: full body');
@@ -360,16 +370,46 @@ is($r->{status}, 200, 'If-Range with another date: 200');
     like($raw, qr/\r\n\r\n\z/, 'HEAD with Range: no body');
 }
 
+$r = get('/r.bin', 'Range: bytes=0-0');
+is($r->{headers}{'content-range'}, "bytes 0-0/$n", 'Range 0-0: one byte');
+is($r->{body}, substr($rbin, 0, 1), 'Range 0-0: the byte');
+$r = get('/r.bin', 'Range: bytes=-0');
+is($r->{status}, 416, 'Range suffix of 0 bytes: 416');
+$r = get('/r.bin', 'Range: bytes=20000-30000, 0-4');
+is($r->{status}, 206, 'one unsatisfiable and one good range: 206');
+is($r->{body}, substr($rbin, 0, 5), 'only the satisfiable range is sent');
+
+$r = get('/empty.txt');
+is($r->{status}, 200, 'empty file: 200');
+is($r->{headers}{'content-length'}, '0', 'empty file: Content-Length: 0');
+$r = get('/empty.txt', 'Range: bytes=0-');
+is($r->{status}, 416, 'Range on an empty file: 416');
+is($r->{headers}{'content-range'}, 'bytes */0',
+   'Range on an empty file: bytes */0');
+
+$r = get('/missing.txt', 'If-None-Match: *');
+is($r->{status}, 404, 'If-None-Match: * on a missing file: 404');
+
 # ---- bodies: small, large, with and without sendfile ------------------------
 
 $r = get('/small.txt');
 ok($r->{body} eq $small, 'small file: exact body');
-is($r->{headers}{'content-length'}, length $small, 'small file: Content-Length');
+is($r->{headers}{'content-length'}, length $small,
+   'small file: Content-Length');
 
 $r = get('/large.bin');
 is($r->{status}, 200, 'large file: 200');
-is($r->{headers}{'content-length'}, length $large, 'large file: Content-Length');
+is($r->{headers}{'content-length'}, length $large,
+   'large file: Content-Length');
 ok($r->{body} eq $large, 'large file: exact body (3 MiB)');
+
+{
+    ($raw, $closed) = $t->http_raw(
+        $t->request('/large.bin', method => 'HEAD'), timeout => 5);
+    like($raw, qr/^Content-Length: ${\ length $large}\r$/mi,
+         'HEAD of a large file: Content-Length');
+    like($raw, qr/\r\n\r\n\z/, 'HEAD of a large file: no body');
+}
 
 $r = get('/nosendfile/large.bin');
 is($r->{status}, 200, 'sendfile off: 200');
@@ -396,6 +436,7 @@ for (1 .. 3) {
     $r = get('/fresh.txt');
 }
 is($r->{body}, "version one\n", 'file cache: first version');
+my $etag1 = $r->{headers}{etag} // '';
 $r = get('/doomed.txt');
 is($r->{status}, 200, 'file cache: doomed file served');
 
@@ -408,6 +449,9 @@ is($r->{body}, "version two, longer\n",
    'file cache: a replaced file is served fresh after file_cache_valid');
 is($r->{headers}{'content-length'}, length("version two, longer\n"),
    'file cache: fresh Content-Length');
+isnt($r->{headers}{etag} // '', $etag1, 'file cache: a new ETag');
+$r = get('/fresh.txt', "If-None-Match: $etag1");
+is($r->{status}, 200, 'file cache: the old ETag no longer matches');
 $r = get('/doomed.txt');
 is($r->{status}, 404, 'file cache: a deleted file is 404 after the validity');
 
@@ -421,13 +465,23 @@ is($r->{status}, 404, 'file cache: a deleted file is 404 after the validity');
     is($r->{body}, "v3\n", 'file cache: an in-place rewrite is served fresh');
 }
 
-# ---- error_page, server_tokens ------------------------------------------------
+# ---- error_page, server_tokens --------------------------------------------
 
 $r = get('/missing.html');
 is($r->{status}, 404, 'error_page 404: status stays 404');
 is($r->{body}, $page404, 'error_page 404: the custom body');
 like($r->{headers}{'content-type'} // '', qr{^text/html},
      'error_page 404: Content-Type of the page');
+
+$r = get('/badep/missing.txt');
+is($r->{status}, 404, 'error_page naming a missing page: still 404');
+
+{
+    ($raw, $closed) = $t->http_raw(
+        $t->request('/missing.html', method => 'HEAD'), timeout => 5);
+    like($raw, qr{^HTTP/1\.1 404 }, 'HEAD of a missing file: 404');
+    like($raw, qr/\r\n\r\n\z/, 'HEAD of a missing file: no body');
+}
 
 $r = $t->http_get('/small.txt', port => $t->port(1));
 is($r->{headers}{server}, 'gannet', 'server_tokens off: "Server: gannet"');

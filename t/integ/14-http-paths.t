@@ -48,6 +48,7 @@ $t->write_file('html/100%.txt', "percent name\n");
 $t->write_file('html/plus+sign.txt', "plus name\n");
 $t->write_file('html/q?.txt', "question mark name\n");
 $t->write_file('html/%2e%2e/x.txt', "literal dir named %2e%2e\n");
+$t->write_file('html/d i r/index.html', "dir with spaces\n");
 
 symlink('real.txt', "$dir/html/link-in.txt") or die "symlink: $!";
 symlink("$dir/html/real.txt", "$dir/html/link-in-abs.txt") or die;
@@ -178,6 +179,13 @@ is($r->{body}, "real file\n", 'query with ".." does not touch the path');
 $r = $t->http_get('/%252e%252e/x.txt');
 is($r->{body}, "literal dir named %2e%2e\n",
    'double encoding decodes once: literal "%2e%2e" directory');
+
+$r = $t->http_get('/d%20i%20r');
+is($r->{status}, 301, 'directory with spaces, no slash: 301');
+like($r->{headers}{location} // '', qr{/d%20i%20r/$},
+     'directory redirect: Location is percent-encoded');
+$r = $t->http_get('/d%20i%20r/');
+is($r->{body}, "dir with spaces\n", 'directory with spaces: index');
 
 # ---- symlinks ---------------------------------------------------------------
 

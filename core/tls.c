@@ -1,0 +1,1016 @@
+/*
+ * TLS with GnuTLS.
+ *
+ * Master, at configuration time: one certificate credential and one
+ * priority cache per server block with TLS, a per-listener context (the
+ * session-cache key prefix), the ticket key. Before fork: the shared
+ * session cache zone. Children: a gnutls session per connection,
+ * GNUTLS_NONBLOCK on the connection's own socket, the handshake resumed
+ * on readiness, SNI choosing the server block in the post-client-hello
+ * callback, then record I/O through gn_tls_ops.
+ *
+ * Resumption (../shared/TECH-NOTES.md sections 0-2, 8): TLS 1.2 session
+ * IDs go to the shared cache through gnutls_db_set_{store,retrieve,
+ * remove}_function; tickets (TLS 1.3 and 1.2) are encrypted with keys
+ * GnuTLS derives from one master key made by the master before fork, so
+ * every child accepts every ticket. Every session uses the same cache
+ * expiration, else children would derive different ticket keys.
+ */
+
+#include "gn_config.h"
+
+#include <sys/mman.h>
+#include <gnutls/gnutls.h>
+
+#include "tls.h"
+#include "tls_scache.h"
+#include "shm.h"
+#include "http_request.h"
+#include "scoreboard.h"
+#include "timer.h"
+#include "log.h"
+#include "str.h"
+
+
+#define GN_TLS_RECORD        16384
+#define GN_TLS_SCACHE_DATA   2048     /* a serialised TLS 1.2 session */
+
+/* TLS 1.2 and 1.3, forward secrecy, AEAD only (no CBC, no SHA-1 MAC),
+ * X25519 then the NIST curves, never FFDHE; server's preference. */
+#define GN_TLS_DEFAULT_PRIORITY                                               \
+    "-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-VERS-DTLS-ALL"                      \
+    ":-CIPHER-ALL:+AES-128-GCM:+AES-256-GCM:+CHACHA20-POLY1305"               \
+    ":+AES-128-CCM:+AES-256-CCM"                                              \
+    ":-MAC-ALL:+AEAD"                                                         \
+    ":-KX-ALL:+ECDHE-ECDSA:+ECDHE-RSA"                                        \
+    ":-GROUP-ALL:+GROUP-X25519:+GROUP-SECP256R1:+GROUP-SECP384R1"             \
+    ":-SIGN-RSA-SHA1:-SIGN-ECDSA-SHA1:-SIGN-DSA-SHA1"                         \
+    ":%SERVER_PRECEDENCE"
+
+
+typedef struct {
+    gnutls_certificate_credentials_t   cred;
+    gnutls_priority_t                  prio;
+    gn_uint_t                          tickets;
+    gn_srv_conf_t                     *srv;
+} gn_tls_srv_t;
+
+/* One per TLS listener: what every session on it starts with. */
+typedef struct {
+    gn_listen_t      *ls;
+    uint64_t          ctx_id;       /* session-cache key prefix */
+} gn_tls_listen_t;
+
+typedef struct {
+    gn_shm_zone_t    *zone;
+    gn_scache_t      *scache;       /* NULL: cache off */
+    time_t            timeout;      /* seconds */
+    gnutls_datum_t    ticket_key;
+    gn_uint_t         ntls;         /* servers with TLS */
+} gn_tls_cycle_t;
+
+typedef struct {
+    gnutls_session_t  session;
+    gn_tls_listen_t  *lctx;
+    gn_srv_conf_t    *sni_srv;      /* chosen by SNI, or NULL */
+    u_char           *out;          /* record being sent (for retries) */
+    size_t            out_len;      /* bytes of it, 0: none pending */
+    size_t            out_sent_as;  /* what the caller's count will be */
+    gn_uint_t         peeked;       /* first byte checked: it is TLS */
+    char              sni[256];
+} gn_tls_conn_t;
+
+
+static u_char          gn_tls_default_key[64];    /* made once, master */
+static gn_uint_t       gn_tls_default_key_made;
+
+static ssize_t gn_tls_recv(gn_conn_t *c, u_char *buf, size_t len);
+static ssize_t gn_tls_writev(gn_conn_t *c, struct iovec *iov, int n,
+    int more);
+static ssize_t gn_tls_sendfile(gn_conn_t *c, int fd, off_t *off, size_t len);
+
+static const gn_conn_ops_t  gn_tls_ops = {
+    gn_tls_recv,
+    gn_tls_writev,
+    gn_tls_sendfile
+};
+
+
+/* ---- configuration (master) ------------------------------------------ */
+
+static void
+gn_tls_srv_cleanup(void *data)
+{
+    gn_tls_srv_t  *ts = data;
+
+    if (ts->cred != NULL) {
+        gnutls_certificate_free_credentials(ts->cred);
+    }
+    if (ts->prio != NULL) {
+        gnutls_priority_deinit(ts->prio);
+    }
+}
+
+
+static gn_int_t
+gn_tls_priority(gn_pool_t *pool, gn_loc_conf_t *lc, gn_tls_srv_t *ts,
+    char *err, size_t errlen)
+{
+    const char  *err_pos;
+    char        *prio;
+    size_t       len;
+    int          rc;
+
+    len = sizeof(GN_TLS_DEFAULT_PRIORITY) + 32 + lc->tls_priority.len + 2;
+    prio = gn_pnalloc(pool, len);
+    if (prio == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return GN_ERROR;
+    }
+
+    snprintf(prio, len, "%s%s%s%s%.*s", GN_TLS_DEFAULT_PRIORITY,
+             (lc->tls_protocols & GN_TLS_PROTO_13) ? "" : ":-VERS-TLS1.3",
+             (lc->tls_protocols & GN_TLS_PROTO_12) ? "" : ":-VERS-TLS1.2",
+             lc->tls_priority.len ? ":" : "", GN_STR_ARG(&lc->tls_priority));
+
+    rc = gnutls_priority_init2(&ts->prio, prio, &err_pos,
+                               GNUTLS_PRIORITY_INIT_DEF_APPEND);
+    if (rc != GNUTLS_E_SUCCESS) {
+        snprintf(err, errlen, "invalid TLS priority string near \"%.40s\" "
+                 "(%s) in the server block at %.*s:%d", err_pos ? err_pos : "",
+                 gnutls_strerror(rc), GN_STR_ARG(&lc->srv->file),
+                 (int) lc->srv->line);
+        ts->prio = NULL;
+        return GN_ERROR;
+    }
+
+    return GN_OK;
+}
+
+
+static gn_int_t
+gn_tls_srv_create(gn_cycle_t *cycle, gn_srv_conf_t *sc, char *err,
+    size_t errlen)
+{
+    gn_tls_srv_t       *ts;
+    gn_pool_cleanup_t  *cln;
+    gn_str_t           *certs, *keys;
+    gn_uint_t           i;
+    int                 rc;
+
+    if (sc->tls_certs == NULL || sc->tls_keys == NULL
+        || sc->tls_certs->nelts != sc->tls_keys->nelts)
+    {
+        snprintf(err, errlen, "the server block at %.*s:%d listens with "
+                 "\"tls\" but has no matching \"tls_certificate\" and "
+                 "\"tls_certificate_key\" pairs", GN_STR_ARG(&sc->file),
+                 (int) sc->line);
+        return GN_ERROR;
+    }
+
+    ts = gn_pcalloc(cycle->pool, sizeof(gn_tls_srv_t));
+    cln = gn_pool_cleanup_add(cycle->pool, 0);
+    if (ts == NULL || cln == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return GN_ERROR;
+    }
+    cln->handler = gn_tls_srv_cleanup;
+    cln->data = ts;
+    ts->srv = sc;
+    ts->tickets = (gn_uint_t) sc->loc->tls_session_tickets;
+
+    rc = gnutls_certificate_allocate_credentials(&ts->cred);
+    if (rc != GNUTLS_E_SUCCESS) {
+        ts->cred = NULL;
+        snprintf(err, errlen, "gnutls_certificate_allocate_credentials() "
+                 "failed: %s", gnutls_strerror(rc));
+        return GN_ERROR;
+    }
+
+    certs = sc->tls_certs->elts;
+    keys = sc->tls_keys->elts;
+
+    for (i = 0; i < sc->tls_certs->nelts; i++) {
+        rc = gnutls_certificate_set_x509_key_file2(ts->cred,
+                 (char *) certs[i].data, (char *) keys[i].data,
+                 GNUTLS_X509_FMT_PEM, NULL, 0);
+        if (rc < 0) {
+            snprintf(err, errlen, "cannot load certificate \"%.*s\" with "
+                     "key \"%.*s\": %s (server block at %.*s:%d)",
+                     GN_STR_ARG(&certs[i]), GN_STR_ARG(&keys[i]),
+                     gnutls_strerror(rc), GN_STR_ARG(&sc->file),
+                     (int) sc->line);
+            return GN_ERROR;
+        }
+    }
+
+    if (sc->tls_stapling.len) {
+        rc = gnutls_certificate_set_ocsp_status_request_file2(ts->cred,
+                 (char *) sc->tls_stapling.data, 0, GNUTLS_X509_FMT_DER);
+        if (rc < 0) {
+            snprintf(err, errlen, "cannot use OCSP response \"%.*s\": %s "
+                     "(server block at %.*s:%d)",
+                     GN_STR_ARG(&sc->tls_stapling), gnutls_strerror(rc),
+                     GN_STR_ARG(&sc->file), (int) sc->line);
+            return GN_ERROR;
+        }
+    }
+
+    if (gn_tls_priority(cycle->pool, sc->loc, ts, err, errlen) != GN_OK) {
+        return GN_ERROR;
+    }
+
+    sc->tls = ts;
+    return GN_OK;
+}
+
+
+/* FNV-1a over what makes sessions of a listener interchangeable: its
+ * address and, for each server on it, certificates and settings. */
+static uint64_t
+gn_tls_ctx_id(gn_listen_t *ls)
+{
+    gn_srv_conf_t  **psc;
+    gn_str_t        *certs;
+    gn_uint_t        i, j;
+    uint64_t         h = 1469598103934665603ULL;
+
+#define gn_mix(p, n)                                                          \
+    do { const u_char *q_ = (const u_char *) (p); size_t n_ = (n);            \
+         while (n_--) { h = (h ^ *q_++) * 1099511628211ULL; } } while (0)
+
+    gn_mix(&ls->sa, ls->socklen);
+
+    psc = ls->servers.elts;
+    for (i = 0; i < ls->servers.nelts; i++) {
+        certs = psc[i]->tls_certs ? psc[i]->tls_certs->elts : NULL;
+        for (j = 0; certs && j < psc[i]->tls_certs->nelts; j++) {
+            gn_mix(certs[j].data, certs[j].len);
+        }
+        gn_mix(&psc[i]->loc->tls_protocols, sizeof(gn_uint_t));
+        gn_mix(psc[i]->loc->tls_priority.data, psc[i]->loc->tls_priority.len);
+    }
+
+#undef gn_mix
+
+    return h;
+}
+
+
+static gn_int_t
+gn_tls_read_key_file(gn_cycle_t *cycle, gn_tls_cycle_t *tc, char *err,
+    size_t errlen)
+{
+    gn_str_t  *name = &cycle->main->tls_ticket_key_file;
+    u_char     buf[65];
+    ssize_t    n;
+    int        fd;
+
+    fd = open((char *) name->data, O_RDONLY | O_CLOEXEC);
+    if (fd == -1) {
+        snprintf(err, errlen, "open() \"%.*s\" failed (%d: %s)",
+                 GN_STR_ARG(name), errno, strerror(errno));
+        return GN_ERROR;
+    }
+    n = read(fd, buf, sizeof(buf));
+    close(fd);
+
+    if (n != 64) {
+        snprintf(err, errlen, "\"%.*s\" must hold exactly 64 bytes of key "
+                 "(head -c 64 /dev/urandom > file), it has %zd",
+                 GN_STR_ARG(name), n);
+        return GN_ERROR;
+    }
+
+    tc->ticket_key.data = gn_pnalloc(cycle->pool, 64);
+    if (tc->ticket_key.data == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return GN_ERROR;
+    }
+    memcpy(tc->ticket_key.data, buf, 64);
+    tc->ticket_key.size = 64;
+
+    return GN_OK;
+}
+
+
+gn_int_t
+gn_tls_cycle_create(gn_cycle_t *cycle, char *err, size_t errlen)
+{
+    gn_tls_cycle_t    *tc;
+    gn_tls_listen_t   *lctx;
+    gn_listen_t       *ls;
+    gn_srv_conf_t    **psc;
+    gn_uint_t          i, j;
+
+    tc = gn_pcalloc(cycle->pool, sizeof(gn_tls_cycle_t));
+    if (tc == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return GN_ERROR;
+    }
+    cycle->tls = tc;
+    tc->timeout = (time_t) (cycle->main->tls_session_timeout / 1000);
+    if (tc->timeout < 1) {
+        tc->timeout = 1;
+    }
+
+    ls = cycle->listening.elts;
+    for (i = 0; i < cycle->listening.nelts; i++) {
+        if (!ls[i].tls) {
+            continue;
+        }
+
+        psc = ls[i].servers.elts;
+        for (j = 0; j < ls[i].servers.nelts; j++) {
+            if (psc[j]->tls == NULL
+                && gn_tls_srv_create(cycle, psc[j], err, errlen) != GN_OK)
+            {
+                return GN_ERROR;
+            }
+            tc->ntls++;
+        }
+
+        lctx = gn_pcalloc(cycle->pool, sizeof(gn_tls_listen_t));
+        if (lctx == NULL) {
+            snprintf(err, errlen, "out of memory");
+            return GN_ERROR;
+        }
+        lctx->ls = &ls[i];
+        lctx->ctx_id = gn_tls_ctx_id(&ls[i]);
+        ls[i].tls_ctx = lctx;
+    }
+
+    if (tc->ntls && cycle->main->tls_ticket_key_file.len) {
+        return gn_tls_read_key_file(cycle, tc, err, errlen);
+    }
+
+    return GN_OK;
+}
+
+
+/* ---- shared state (master, before fork) ------------------------------ */
+
+static void
+gn_tls_zone_release(void *data)
+{
+    gn_shm_zone_put(data);
+}
+
+
+gn_int_t
+gn_tls_cycle_open(gn_cycle_t *cycle, gn_cycle_t *old, gn_log_t *log)
+{
+    gn_tls_cycle_t     *tc = cycle->tls, *otc;
+    gn_pool_cleanup_t  *cln;
+    size_t              size;
+    char             err[256];
+    int              rc;
+
+    if (tc->ntls == 0) {
+        return GN_OK;
+    }
+
+    if (tc->ticket_key.size == 0) {
+        /* made once for the life of the master: tickets stay valid
+         * across reloads */
+        if (!gn_tls_default_key_made) {
+            gnutls_datum_t  key;
+
+            rc = gnutls_session_ticket_key_generate(&key);
+            if (rc != GNUTLS_E_SUCCESS || key.size != 64) {
+                gn_log_error(GN_LOG_EMERG, log, 0, "gnutls_session_ticket_"
+                             "key_generate() failed: %s", gnutls_strerror(rc));
+                return GN_ERROR;
+            }
+            memcpy(gn_tls_default_key, key.data, 64);
+            gnutls_memset(key.data, 0, key.size);
+            gnutls_free(key.data);
+            gn_tls_default_key_made = 1;
+        }
+        tc->ticket_key.data = gn_tls_default_key;
+        tc->ticket_key.size = 64;
+    }
+
+    size = (size_t) cycle->main->tls_session_cache;
+    if (size == 0) {
+        return GN_OK;
+    }
+
+    cln = gn_pool_cleanup_add(cycle->pool, 0);
+    if (cln == NULL) {
+        return GN_ERROR;
+    }
+
+    otc = old ? old->tls : NULL;
+    if (otc != NULL && otc->zone != NULL && otc->zone->size == size) {
+        tc->zone = otc->zone;                  /* the cache survives */
+        tc->scache = otc->scache;
+        tc->zone->refs++;
+        cln->handler = gn_tls_zone_release;
+        cln->data = tc->zone;
+        return GN_OK;
+    }
+
+    tc->zone = gn_shm_zone_get(size, "tls_session_cache", log);
+    if (tc->zone == NULL) {
+        return GN_ERROR;
+    }
+    cln->handler = gn_tls_zone_release;
+    cln->data = tc->zone;
+
+    tc->scache = gn_scache_init(tc->zone->addr, size, GN_TLS_SCACHE_DATA,
+                                err, sizeof(err));
+    if (tc->scache == NULL) {
+        gn_log_error(GN_LOG_EMERG, log, 0, "tls_session_cache %zu: %s", size,
+                     err);
+        return GN_ERROR;
+    }
+
+    return GN_OK;
+}
+
+
+void
+gn_tls_log_stats(gn_cycle_t *cycle)
+{
+    gn_tls_cycle_t     *tc = cycle->tls;
+    gn_scache_stats_t   st;
+
+    if (tc == NULL || tc->scache == NULL) {
+        return;
+    }
+
+    gn_scache_stats(tc->scache, &st);
+    gn_log_error(GN_LOG_NOTICE, &cycle->log, 0,
+                 "tls session cache: %llu entries, %llu used, %llu stores, "
+                 "%llu hits, %llu misses, %llu evictions, %llu expired",
+                 (unsigned long long) st.entries, (unsigned long long) st.used,
+                 (unsigned long long) st.stores, (unsigned long long) st.hits,
+                 (unsigned long long) st.misses,
+                 (unsigned long long) st.evictions,
+                 (unsigned long long) st.expired);
+}
+
+
+/* ---- the session cache callbacks (children) -------------------------- */
+
+static size_t
+gn_tls_cache_key(gn_tls_conn_t *tc, gnutls_datum_t *key, u_char *buf)
+{
+    size_t  n;
+
+    n = gn_min(key->size, GN_SCACHE_KEY_MAX - sizeof(uint64_t));
+    memcpy(buf, &tc->lctx->ctx_id, sizeof(uint64_t));
+    memcpy(buf + sizeof(uint64_t), key->data, n);
+
+    return sizeof(uint64_t) + n;
+}
+
+
+static int
+gn_tls_db_store(void *ptr, gnutls_datum_t key, gnutls_datum_t data)
+{
+    gn_conn_t       *c = ptr;
+    gn_tls_conn_t   *t = c->tls;
+    gn_tls_cycle_t  *tc = gn_cycle->tls;
+    u_char           k[GN_SCACHE_KEY_MAX];
+    size_t           klen;
+
+    klen = gn_tls_cache_key(t, &key, k);
+
+    if (gn_scache_store(tc->scache, k, klen, data.data, data.size,
+                        gn_current_sec, tc->timeout) == GN_ERROR)
+    {
+        gn_log_error(GN_LOG_ALERT, &c->log, 0, "tls session cache lock "
+                     "unusable");
+        return -1;
+    }
+
+    return 0;
+}
+
+
+static gnutls_datum_t
+gn_tls_db_retrieve(void *ptr, gnutls_datum_t key)
+{
+    gn_conn_t       *c = ptr;
+    gn_tls_conn_t   *t = c->tls;
+    gn_tls_cycle_t  *tc = gn_cycle->tls;
+    gnutls_datum_t   res = { NULL, 0 };
+    u_char           k[GN_SCACHE_KEY_MAX];
+    size_t           klen;
+    ssize_t          n;
+
+    klen = gn_tls_cache_key(t, &key, k);
+
+    /* GnuTLS frees the result with gnutls_free */
+    res.data = gnutls_malloc(GN_TLS_SCACHE_DATA);
+    if (res.data == NULL) {
+        return res;
+    }
+
+    n = gn_scache_retrieve(tc->scache, k, klen, res.data, GN_TLS_SCACHE_DATA,
+                           gn_current_sec);
+    if (n <= 0) {
+        gnutls_free(res.data);
+        res.data = NULL;
+        return res;
+    }
+
+    res.size = (unsigned int) n;
+    return res;
+}
+
+
+static int
+gn_tls_db_remove(void *ptr, gnutls_datum_t key)
+{
+    gn_conn_t       *c = ptr;
+    gn_tls_cycle_t  *tc = gn_cycle->tls;
+    u_char           k[GN_SCACHE_KEY_MAX];
+    size_t           klen;
+
+    klen = gn_tls_cache_key(c->tls, &key, k);
+    (void) gn_scache_remove(tc->scache, k, klen);
+
+    return 0;
+}
+
+
+/* ---- handshake (children) -------------------------------------------- */
+
+static gn_srv_conf_t *
+gn_tls_find_server(gn_listen_t *ls, const char *name, size_t len)
+{
+    gn_srv_conf_t  **psc;
+    gn_str_t        *names;
+    gn_uint_t        i, j;
+
+    psc = ls->servers.elts;
+    for (i = 0; i < ls->servers.nelts; i++) {
+        if (psc[i]->names == NULL) {
+            continue;
+        }
+        names = psc[i]->names->elts;
+        for (j = 0; j < psc[i]->names->nelts; j++) {
+            if (names[j].len > 1 && names[j].data[0] == '*'
+                && names[j].data[1] == '.')
+            {
+                if (len > names[j].len - 1
+                    && gn_strncasecmp((u_char *) name + len
+                                      - (names[j].len - 1),
+                                      names[j].data + 1, names[j].len - 1)
+                       == 0)
+                {
+                    return psc[i];
+                }
+                continue;
+            }
+            if (names[j].len == len
+                && gn_strncasecmp(names[j].data, (u_char *) name, len) == 0)
+            {
+                return psc[i];
+            }
+        }
+    }
+
+    return NULL;
+}
+
+
+/* After the ClientHello: SNI picks the server block, whose credentials
+ * and priorities the rest of the handshake uses. */
+static int
+gn_tls_post_client_hello(gnutls_session_t session)
+{
+    gn_conn_t      *c = gnutls_session_get_ptr(session);
+    gn_tls_conn_t  *t = c->tls;
+    gn_srv_conf_t  *sc;
+    gn_tls_srv_t   *ts;
+    size_t          len;
+    unsigned int    type;
+
+    len = sizeof(t->sni) - 1;
+    if (gnutls_server_name_get(session, t->sni, &len, &type, 0)
+        != GNUTLS_E_SUCCESS || type != GNUTLS_NAME_DNS)
+    {
+        t->sni[0] = '\0';
+        return 0;                          /* the default server's */
+    }
+    t->sni[len] = '\0';
+
+    sc = gn_tls_find_server(c->listen, t->sni, len);
+    t->sni_srv = sc != NULL ? sc : c->listen->default_srv;
+    ts = t->sni_srv->tls;
+
+    if (t->sni_srv != c->listen->default_srv) {
+        if (gnutls_credentials_set(session, GNUTLS_CRD_CERTIFICATE, ts->cred)
+            != GNUTLS_E_SUCCESS
+            || gnutls_priority_set(session, ts->prio) != GNUTLS_E_SUCCESS)
+        {
+            return GNUTLS_E_INTERNAL_ERROR;
+        }
+    }
+
+    return 0;
+}
+
+
+static gn_int_t
+gn_tls_session_create(gn_conn_t *c)
+{
+    static const gnutls_datum_t  h11 = { (u_char *) "http/1.1", 8 };
+    gn_tls_listen_t             *lctx = c->listen->tls_ctx;
+    gn_tls_cycle_t              *tc = gn_cycle->tls;
+    gn_tls_srv_t                *ts = c->listen->default_srv->tls;
+    gn_tls_conn_t               *t;
+    gnutls_session_t             s;
+    int                          rc;
+
+    t = calloc(1, sizeof(gn_tls_conn_t));
+    if (t == NULL) {
+        return GN_ERROR;
+    }
+    t->lctx = lctx;
+    c->tls = t;
+
+    rc = gnutls_init(&s, GNUTLS_SERVER | GNUTLS_NONBLOCK | GNUTLS_NO_SIGNAL);
+    if (rc != GNUTLS_E_SUCCESS) {
+        gn_log_error(GN_LOG_CRIT, &c->log, 0, "gnutls_init() failed: %s",
+                     gnutls_strerror(rc));
+        return GN_ERROR;
+    }
+    t->session = s;
+
+    if (gnutls_priority_set(s, ts->prio) != GNUTLS_E_SUCCESS
+        || gnutls_credentials_set(s, GNUTLS_CRD_CERTIFICATE, ts->cred)
+           != GNUTLS_E_SUCCESS)
+    {
+        gn_log_error(GN_LOG_CRIT, &c->log, 0, "gnutls session setup failed");
+        return GN_ERROR;
+    }
+
+    gnutls_session_set_ptr(s, c);
+    gnutls_transport_set_int(s, c->io.fd);
+    gnutls_handshake_set_post_client_hello_function(s,
+                                                    gn_tls_post_client_hello);
+    (void) gnutls_alpn_set_protocols(s, &h11, 1,
+                                     GNUTLS_ALPN_SERVER_PRECEDENCE);
+
+    /* the same expiration everywhere: ticket keys derive from it */
+    gnutls_db_set_cache_expiration(s, (int) tc->timeout);
+
+    if (tc->scache != NULL) {
+        gnutls_db_set_retrieve_function(s, gn_tls_db_retrieve);
+        gnutls_db_set_store_function(s, gn_tls_db_store);
+        gnutls_db_set_remove_function(s, gn_tls_db_remove);
+        gnutls_db_set_ptr(s, c);
+    }
+
+    /* tickets follow the default server's setting (the decision has to
+     * be made before SNI is known) */
+    if (ts->tickets && tc->ticket_key.size) {
+        rc = gnutls_session_ticket_enable_server(s, &tc->ticket_key);
+        if (rc != GNUTLS_E_SUCCESS) {
+            gn_log_error(GN_LOG_CRIT, &c->log, 0, "gnutls_session_ticket_"
+                         "enable_server() failed: %s", gnutls_strerror(rc));
+            return GN_ERROR;
+        }
+    }
+
+    return GN_OK;
+}
+
+
+/* Plain HTTP on a TLS port: a ClientHello starts with 0x16. */
+static void
+gn_tls_reject_plain(gn_conn_t *c)
+{
+    static const char  msg[] =
+        "HTTP/1.1 400 Bad Request\r\n"
+        "Server: gannet\r\n"
+        "Content-Type: text/plain\r\n"
+        "Content-Length: 52\r\n"
+        "Connection: close\r\n"
+        "\r\n"
+        "A plain HTTP request was sent to a TLS (HTTPS) port\n";
+    char               drain[4096];
+
+    gn_log_error(GN_LOG_INFO, &c->log, 0, "client sent a plain HTTP "
+                 "request to a TLS port");
+    (void) recv(c->io.fd, drain, sizeof(drain), MSG_DONTWAIT);
+    (void) send(c->io.fd, msg, sizeof(msg) - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+    (void) shutdown(c->io.fd, SHUT_WR);
+    gn_conn_close(c);
+}
+
+
+void
+gn_tls_conn_start(gn_conn_t *c)
+{
+    gn_loc_conf_t  *lc = c->listen->default_srv->loc;
+
+    c->state = GN_CONN_HANDSHAKE;
+    c->state_since = gn_current_msec;
+    c->timer.handler = gn_http_conn_timeout;
+    gn_timer_set(&c->timer, lc->client_header_timeout);
+
+    if (gn_tls_session_create(c) != GN_OK) {
+        gn_conn_close(c);
+        return;
+    }
+
+    gn_tls_handshake(c);
+}
+
+
+void
+gn_tls_handshake(gn_conn_t *c)
+{
+    gn_tls_conn_t  *t = c->tls;
+    u_char          first;
+    ssize_t         n;
+    int             rc;
+
+    if (!t->peeked) {
+        n = recv(c->io.fd, &first, 1, MSG_PEEK);
+        if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            c->read_ready = 0;
+            return;
+        }
+        if (n <= 0) {
+            gn_conn_close(c);
+            return;
+        }
+        if (first != 0x16) {
+            gn_tls_reject_plain(c);
+            return;
+        }
+        t->peeked = 1;
+    }
+
+    rc = gnutls_handshake(t->session);
+
+    if (rc == GNUTLS_E_AGAIN || rc == GNUTLS_E_INTERRUPTED) {
+        if (gnutls_record_get_direction(t->session) == 0) {
+            c->read_ready = 0;
+        } else {
+            c->write_ready = 0;
+        }
+        return;
+    }
+
+    if (rc != GNUTLS_E_SUCCESS) {
+        if (gn_sb_me != NULL) {
+            gn_sb_me->tls_failed++;
+        }
+        if (rc != GNUTLS_E_PREMATURE_TERMINATION && rc != GNUTLS_E_PULL_ERROR
+            && rc != GNUTLS_E_PUSH_ERROR)
+        {
+            c->log.action = "TLS handshaking";
+            gn_log_error(GN_LOG_INFO, &c->log, 0, "TLS handshake failed: %s",
+                         gnutls_strerror(rc));
+            c->log.action = NULL;
+        }
+        gn_conn_close(c);
+        return;
+    }
+
+    if (gn_sb_me != NULL) {
+        if (gnutls_session_is_resumed(t->session)) {
+            gn_sb_me->tls_resumed++;
+        } else {
+            gn_sb_me->tls_full++;
+        }
+    }
+
+    c->ops = &gn_tls_ops;
+    gn_http_start(c);
+}
+
+
+gn_srv_conf_t *
+gn_tls_sni_server(gn_conn_t *c)
+{
+    gn_tls_conn_t  *t = c->tls;
+
+    return t != NULL ? t->sni_srv : NULL;
+}
+
+
+void
+gn_tls_conn_info(gn_conn_t *c, gn_str_t *protocol, gn_str_t *cipher,
+    gn_str_t *resumed, gn_str_t *sni)
+{
+    gn_tls_conn_t  *t = c->tls;
+    const char     *s;
+
+    gn_str_set(protocol, "-");
+    gn_str_set(cipher, "-");
+    gn_str_set(resumed, "-");
+    gn_str_set(sni, "-");
+
+    if (t == NULL || t->session == NULL) {
+        return;
+    }
+
+    switch (gnutls_protocol_get_version(t->session)) {
+    case GNUTLS_TLS1_3: gn_str_set(protocol, "TLSv1.3"); break;
+    case GNUTLS_TLS1_2: gn_str_set(protocol, "TLSv1.2"); break;
+    default: gn_str_set(protocol, "?"); break;
+    }
+
+    s = gnutls_ciphersuite_get(t->session);
+    if (s != NULL) {
+        cipher->data = (u_char *) s;
+        cipher->len = strlen(s);
+    }
+
+    if (gnutls_session_is_resumed(t->session)) {
+        gn_str_set(resumed, "r");
+    } else {
+        gn_str_set(resumed, ".");
+    }
+
+    if (t->sni[0]) {
+        sni->data = (u_char *) t->sni;
+        sni->len = strlen(t->sni);
+    }
+}
+
+
+void
+gn_tls_conn_close(gn_conn_t *c)
+{
+    gn_tls_conn_t  *t = c->tls;
+
+    if (t == NULL) {
+        return;
+    }
+
+    if (t->session != NULL) {
+        if (c->ops == &gn_tls_ops && c->io.fd != -1) {
+            /* close_notify, best effort: never wait for the peer's */
+            (void) gnutls_bye(t->session, GNUTLS_SHUT_WR);
+        }
+        gnutls_deinit(t->session);
+    }
+
+    free(t->out);
+    free(t);
+    c->tls = NULL;
+}
+
+
+/* ---- record I/O (children) ------------------------------------------- */
+
+static ssize_t
+gn_tls_recv(gn_conn_t *c, u_char *buf, size_t len)
+{
+    gn_tls_conn_t  *t = c->tls;
+    ssize_t         n;
+
+    n = gnutls_record_recv(t->session, buf, len);
+
+    if (n >= 0) {
+        return n;
+    }
+
+    switch (n) {
+
+    case GNUTLS_E_AGAIN:
+    case GNUTLS_E_INTERRUPTED:
+        return GN_AGAIN;
+
+    case GNUTLS_E_REHANDSHAKE:
+        /* client-initiated renegotiation: refused */
+        gn_log_error(GN_LOG_INFO, &c->log, 0, "client asked for TLS "
+                     "renegotiation, refused");
+        (void) gnutls_alert_send(t->session, GNUTLS_AL_FATAL,
+                                 GNUTLS_A_NO_RENEGOTIATION);
+        errno = ECONNRESET;
+        return GN_ERROR;
+
+    case GNUTLS_E_PREMATURE_TERMINATION:
+        return 0;
+
+    default:
+        gn_log_error(GN_LOG_INFO, &c->log, 0, "TLS receive failed: %s",
+                     gnutls_strerror((int) n));
+        errno = ECONNRESET;
+        return GN_ERROR;
+    }
+}
+
+
+/* Sends what t->out holds: the whole record, or GN_AGAIN (GnuTLS keeps
+ * the rest and wants the same call again). Returns the caller's count. */
+static ssize_t
+gn_tls_flush(gn_conn_t *c)
+{
+    gn_tls_conn_t  *t = c->tls;
+    ssize_t         n;
+
+    n = gnutls_record_send(t->session, t->out, t->out_len);
+
+    if (n == GNUTLS_E_AGAIN || n == GNUTLS_E_INTERRUPTED) {
+        return GN_AGAIN;
+    }
+
+    if (n < 0) {
+        gn_log_error(GN_LOG_INFO, &c->log, 0, "TLS send failed: %s",
+                     gnutls_strerror((int) n));
+        errno = ECONNRESET;
+        t->out_len = 0;
+        return GN_ERROR;
+    }
+
+    /* GnuTLS sends a whole record or nothing */
+    n = (ssize_t) t->out_sent_as;
+    t->out_len = 0;
+    return n;
+}
+
+
+static gn_int_t
+gn_tls_out_buf(gn_tls_conn_t *t)
+{
+    if (t->out == NULL) {
+        t->out = malloc(GN_TLS_RECORD);
+        if (t->out == NULL) {
+            return GN_ERROR;
+        }
+    }
+
+    return GN_OK;
+}
+
+
+/*
+ * Gathers up to one record from iov and sends it. Small responses leave
+ * as one small record at once (no 16 KiB buffering). After GN_AGAIN the
+ * caller calls again with the same data in front, and gets the pending
+ * record's count once it is out.
+ */
+static ssize_t
+gn_tls_writev(gn_conn_t *c, struct iovec *iov, int n, int more)
+{
+    gn_tls_conn_t  *t = c->tls;
+    size_t          len, k;
+    int             i;
+
+    if (t->out_len == 0) {
+        if (gn_tls_out_buf(t) != GN_OK) {
+            return GN_ERROR;
+        }
+
+        for (len = 0, i = 0; i < n && len < GN_TLS_RECORD; i++) {
+            k = gn_min(iov[i].iov_len, GN_TLS_RECORD - len);
+            memcpy(t->out + len, iov[i].iov_base, k);
+            len += k;
+        }
+
+        if (len == 0) {
+            return 0;
+        }
+
+        t->out_len = len;
+        t->out_sent_as = len;
+    }
+
+    return gn_tls_flush(c);
+}
+
+
+/* Files over TLS: read a record's worth into the record buffer. The
+ * cached bytes of small files never come here (they are memory). */
+static ssize_t
+gn_tls_sendfile(gn_conn_t *c, int fd, off_t *off, size_t len)
+{
+    gn_tls_conn_t  *t = c->tls;
+    ssize_t         n;
+
+    if (t->out_len == 0) {
+        if (gn_tls_out_buf(t) != GN_OK) {
+            return GN_ERROR;
+        }
+
+        n = pread(fd, t->out, gn_min(len, GN_TLS_RECORD), *off);
+        if (n <= 0) {
+            if (n == 0) {
+                errno = 0;
+            }
+            return n == 0 ? 0 : GN_ERROR;
+        }
+
+        t->out_len = (size_t) n;
+        t->out_sent_as = (size_t) n;
+    }
+
+    n = gn_tls_flush(c);
+    if (n > 0) {
+        *off += n;
+    }
+
+    return n;
+}

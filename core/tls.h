@@ -1,0 +1,49 @@
+/*
+ * TLS with GnuTLS: credentials and priorities loaded by the master before
+ * fork, sessions made by the children, a non-blocking handshake driven by
+ * the event loop, record I/O behind the connection's I/O vtable, SNI,
+ * ALPN, the shared session cache and the shared ticket key.
+ */
+
+#ifndef GN_CORE_TLS_H_INCLUDED
+#define GN_CORE_TLS_H_INCLUDED
+
+#include "gn_config.h"
+
+#include "cycle.h"
+#include "conn.h"
+
+
+/* Master: loads what the cycle's TLS servers need (certificates, keys,
+ * priorities, OCSP responses, the ticket key file). Pure configuration
+ * work plus file reads; errors name the file and GnuTLS's reason.
+ * Returns GN_OK or GN_ERROR with err filled. */
+gn_int_t gn_tls_cycle_create(gn_cycle_t *cycle, char *err, size_t errlen);
+
+/* Master, before fork: the shared session cache zone and the ticket key
+ * for this cycle, reusing `old`'s zone when its size is unchanged (the
+ * cache survives a reload). Returns GN_OK or GN_ERROR (logged). */
+gn_int_t gn_tls_cycle_open(gn_cycle_t *cycle, gn_cycle_t *old,
+    gn_log_t *log);
+
+/* Master: logs the cache counters (at exit). */
+void gn_tls_log_stats(gn_cycle_t *cycle);
+
+/* Child: a new connection on a TLS listener. Starts the handshake; when
+ * it completes, HTTP takes over the connection. */
+void gn_tls_conn_start(gn_conn_t *c);
+
+/* Child: readiness during the handshake. */
+void gn_tls_handshake(gn_conn_t *c);
+
+/* The server block SNI chose (NULL: none sent or not TLS). */
+gn_srv_conf_t *gn_tls_sni_server(gn_conn_t *c);
+
+/* For the access log: "-" on a plain connection. */
+void gn_tls_conn_info(gn_conn_t *c, gn_str_t *protocol, gn_str_t *cipher,
+    gn_str_t *resumed, gn_str_t *sni);
+
+/* Frees a connection's TLS state (close_notify is attempted). */
+void gn_tls_conn_close(gn_conn_t *c);
+
+#endif /* GN_CORE_TLS_H_INCLUDED */

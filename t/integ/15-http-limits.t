@@ -1,0 +1,366 @@
+#!/usr/bin/perl
+
+# Resource limits (issue 3): slowloris connections cost only themselves and
+# are closed after client_header_timeout; a client that stops reading is
+# dropped after send_timeout; max_connections answers 503 and never spins;
+# running out of descriptors (EMFILE) does not spin and service resumes.
+# Three server runs: timeouts, max_connections, a low descriptor limit.
+
+use strict;
+use warnings;
+
+use Test::More;
+use IO::Select;
+use Time::HiRes qw(time sleep);
+use POSIX qw(:errno_h);
+use GnTest;
+
+my $t = GnTest->new(timeout => 110);
+
+my $small = "small file\n";
+my $big_len = 24 * 1024 * 1024;
+
+$t->write_file('html/small.txt', $small);
+$t->write_file('html/index.html', "index\n");
+{
+    # a large file, written in pieces
+    my $path = $t->testdir . '/html/big.bin';
+    open(my $fh, '>:raw', $path) or die "$path: $!";
+    my $chunk = join('', map { sprintf('%07d\n', $_) } 0 .. 131071);  # 1 MiB
+    print $fh substr($chunk x 24, 0, $big_len);
+    close $fh;
+}
+
+sub conf
+{
+    my ($main) = @_;
+    $t->write_conf(<<"EOF_CONF");
+children 1;
+user %%USER%%;
+shutdown_timeout 3s;
+error_log logs/error.log info;
+$main
+
+types {
+    text/plain  txt;
+}
+
+server {
+    listen 127.0.0.1:%%PORT_0%%;
+    root html;
+    client_header_timeout 2s;
+    client_body_timeout 2s;
+    send_timeout 2s;
+}
+EOF_CONF
+}
+
+# Sockets from @$socks that the server closed (EOF or reset) within
+# $timeout s, reading and dropping whatever arrives.
+sub wait_closed
+{
+    my ($socks, $timeout, $want) = @_;
+    my %open = map { fileno($_) => $_ } @$socks;
+    my $closed = 0;
+    my $end = time() + $timeout;
+
+    $want //= scalar @$socks;
+    while (%open && time() < $end && $closed < $want) {
+        my $sel = IO::Select->new(values %open);
+        for my $s ($sel->can_read(0.2)) {
+            my $buf;
+            my $n = sysread($s, $buf, 65536);
+            next if !defined $n && ($! == EAGAIN || $! == EINTR);
+            if (!$n) {
+                delete $open{fileno($s)};
+                $closed++;
+            }
+        }
+    }
+    return $closed;
+}
+
+sub cpu_ticks
+{
+    my ($pid) = @_;
+    open(my $fh, '<', "/proc/$pid/stat") or return undef;
+    my $l = <$fh>;
+    close $fh;
+    $l =~ s/^.*\)\s+//s;
+    my @f = split ' ', $l;
+    return $f[11] + $f[12];     # utime + stime (fields 14 and 15)
+}
+
+my ($r, @conns);
+
+# ---- run 1: header and send timeouts ---------------------------------------
+
+conf('');
+$t->run;
+
+# slowloris: 200 connections trickle an incomplete head
+for my $i (1 .. 200) {
+    my $s = $t->connect or last;
+    $t->write_all($s, "GET /small.txt HTTP/1.1\r\nHost: localhost\r\n");
+    push @conns, $s;
+}
+is(scalar @conns, 200, 'slowloris: 200 connections open');
+
+my $start = time();
+my $served = 0;
+my $served_body = '';
+while (time() - $start < 1.2) {
+    for my $s (@conns) {
+        $t->write_all($s, 'X');     # errors ignored: the server may close
+    }
+    if (!$served && time() - $start > 0.5) {
+        $r = $t->http_get('/small.txt', timeout => 5);
+        $served = ($r->{status} // 0) == 200;
+        $served_body = $r->{body};
+    }
+    sleep(0.3);
+}
+ok($served, 'slowloris: a normal client is served meanwhile');
+is($served_body, $small, 'slowloris: the normal client gets the body');
+
+my $closed = wait_closed(\@conns, 6);
+is($closed, 200, 'slowloris: all 200 closed after client_header_timeout');
+ok(time() - $start < 9, 'slowloris: closed within the bound');
+close $_ for @conns;
+@conns = ();
+
+$r = $t->http_get('/small.txt', timeout => 5);
+is($r->{status}, 200, 'after slowloris: served');
+
+# an idle connection that never sends a byte is closed silently
+{
+    my $s = $t->connect;
+    my ($raw, $cl) = $t->read_until_close($s, 8);
+    ok($cl, 'idle connection without a request: closed');
+    is($raw, '', 'idle connection without a request: nothing sent');
+    close $s;
+}
+
+# a body that stops arriving: closed after client_body_timeout
+{
+    my $s = $t->connect;
+    $t->write_all($s, "GET /small.txt HTTP/1.1\r\nHost: localhost\r\n"
+                      . "Content-Length: 100\r\n\r\n0123456789");
+    my $t0 = time();
+    my ($raw, $cl) = $t->read_until_close($s, 8);
+    ok($cl, 'stalled body: connection closed within 8 s');
+    ok(time() - $t0 > 1, 'stalled body: not closed at once');
+    unlike($raw, qr{^HTTP/1\.1 200 .*\r\n\r\n.+HTTP/1\.1 }s,
+           'stalled body: no second response');
+    close $s;
+}
+
+# slow reader: requests a large file and stops reading
+{
+    my $slow = $t->connect(rcvbuf => 4096);
+    $t->write_all($slow, "GET /big.bin HTTP/1.1\r\nHost: localhost\r\n\r\n");
+    sleep(0.5);
+
+    # others are served while the slow reader is stuck
+    my $ok = 0;
+    for (1 .. 5) {
+        $r = $t->http_get('/small.txt', timeout => 5);
+        $ok++ if ($r->{status} // 0) == 200 && $r->{body} eq $small;
+    }
+    is($ok, 5, 'slow reader: other clients are served');
+
+    # send_timeout 2s: the server gives up on it
+    sleep(4);
+    my $got = 0;
+    my $cl = 0;
+    my $sel = IO::Select->new($slow);
+    my $end = time() + 10;
+    while (time() < $end && $sel->can_read(3)) {
+        my $buf;
+        my $n = sysread($slow, $buf, 1 << 20);
+        if (!defined $n) {
+            next if $! == EAGAIN || $! == EINTR;
+            $cl = 1;
+            last;
+        }
+        if ($n == 0) {
+            $cl = 1;
+            last;
+        }
+        $got += $n;
+    }
+    ok($cl, 'slow reader: connection closed after send_timeout');
+    ok($got < $big_len, 'slow reader: response cut short')
+        or diag("got $got bytes of $big_len");
+    close $slow;
+}
+
+ok($t->wait_log(qr/\[info\].*(?:timed out|timeout)/i, 3),
+   'error log: [info] line for a timeout');
+
+$r = $t->http_get('/small.txt', timeout => 5);
+is($r->{status}, 200, 'after the slow reader: served');
+
+ok($t->stop, 'run 1: server stops');
+
+# ---- run 2: max_connections 20 ---------------------------------------------
+
+conf('max_connections 20;');
+$t->run;
+
+for my $i (1 .. 20) {
+    my $s = $t->connect or last;
+    my $buf = '';
+    $t->write_all($s, "GET /small.txt HTTP/1.1\r\nHost: localhost\r\n\r\n");
+    my $rr = $t->read_response($s, \$buf, timeout => 5);
+    last unless ($rr->{status} // 0) == 200;
+    push @conns, $s;
+}
+is(scalar @conns, 20, 'max_connections 20: 20 keep-alive connections served');
+
+{
+    my $s = $t->connect;
+    my $buf = '';
+    my $child = ($t->children)[0];
+    my $cpu0 = defined $child ? cpu_ticks($child) : undef;
+
+    $r = $t->read_response($s, \$buf, timeout => 2);
+    if (($r->{error} // '') eq 'timeout') {
+        # the 503 may wait for a request
+        $t->write_all($s, "GET /small.txt HTTP/1.1\r\nHost: localhost\r\n\r\n");
+        $r = $t->read_response($s, \$buf, timeout => 5);
+    }
+    is($r->{status}, 503, 'the 21st connection: 503');
+    is($r->{reason}, 'Service Unavailable', '503 Service Unavailable');
+    like($r->{headers}{connection} // '', qr/^close$/i,
+         '503: Connection: close');
+    my ($rest, $cl) = $t->read_until_close($s, 5);
+    ok($cl, '503: connection closed');
+    close $s;
+
+    # more refused connections while full; the child does not spin
+    my @extra;
+    for (1 .. 5) {
+        my $x = $t->connect;
+        push @extra, $x if $x;
+    }
+    sleep(2);
+    my $cpu1 = defined $child ? cpu_ticks($child) : undef;
+    ok(defined $cpu0 && defined $cpu1 && $cpu1 - $cpu0 < 50,
+       'max_connections: the child does not spin while full')
+        or diag('cpu ticks: ' . ($cpu0 // 'undef') . ' -> '
+                . ($cpu1 // 'undef'));
+    my $n503 = 0;
+    for my $x (@extra) {
+        my $b = '';
+        my $rr = $t->read_response($x, \$b, timeout => 2);
+        if (($rr->{error} // '') eq 'timeout') {
+            $t->write_all($x, "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n");
+            $rr = $t->read_response($x, \$b, timeout => 5);
+        }
+        $n503++ if ($rr->{status} // 0) == 503;
+        close $x;
+    }
+    is($n503, 5, 'max_connections: further connections also get 503');
+}
+
+# the held connections still work
+{
+    my $buf = '';
+    my $s = $conns[0];
+    $t->write_all($s, "GET /small.txt HTTP/1.1\r\nHost: localhost\r\n\r\n");
+    $r = $t->read_response($s, \$buf, timeout => 5);
+    is($r->{status}, 200, 'max_connections: a held connection still served');
+}
+
+close $_ for splice(@conns, 0, 5);
+{
+    my $end = time() + 5;
+    my $ok = 0;
+    while (time() < $end) {
+        $r = $t->http_get('/small.txt', timeout => 5);
+        if (($r->{status} // 0) == 200) {
+            $ok = 1;
+            last;
+        }
+        sleep(0.2);
+    }
+    ok($ok, 'max_connections: served again once idle ones closed');
+    is($r->{body}, $small, 'max_connections: body');
+}
+close $_ for @conns;
+@conns = ();
+
+ok($t->stop, 'run 2: server stops');
+
+# ---- run 3: a low descriptor limit (EMFILE) ----------------------------------
+
+SKIP: {
+    skip 'TEST_GN_WRAP is set: cannot add the ulimit wrapper', 9
+        if ($ENV{TEST_GN_WRAP} // '') ne '';
+
+    conf('');
+    my $wrap = $t->write_file('ulimit-wrap.sh',
+                              "#!/bin/sh\nulimit -n 64 || exit 1\n"
+                              . "exec \"\$\@\"\n");
+    chmod(0755, $wrap);
+    $t->expect_log(qr/\[crit\].*accept/);
+
+    {
+        local $ENV{TEST_GN_WRAP} = $wrap;
+        $t->run;
+    }
+    my $child = ($t->children)[0];
+
+    $r = $t->http_get('/small.txt', timeout => 5);
+    is($r->{status}, 200, 'ulimit -n 64: served');
+
+    for my $i (1 .. 100) {
+        my $s = $t->connect or last;
+        push @conns, $s;
+    }
+    ok(@conns >= 80, 'ulimit -n 64: 100 connections opened (backlog)')
+        or diag(scalar(@conns) . ' connections');
+    sleep(0.5);
+
+    # the limit applies to the child and it is reached
+    my $limits = defined $child ? $t->read_file("/proc/$child/limits") // ''
+                                : '';
+    like($limits, qr/^Max open files\s+64\s/m, 'EMFILE: the child has 64 fds');
+    my $nfd = 0;
+    if (defined $child && opendir(my $dh, "/proc/$child/fd")) {
+        $nfd = grep { /^\d+$/ } readdir $dh;
+        closedir $dh;
+    }
+    ok($nfd >= 60, "EMFILE: the child's descriptors are used up ($nfd)");
+
+    my $cpu0 = defined $child ? cpu_ticks($child) : undef;
+    sleep(2);
+    my $cpu1 = defined $child ? cpu_ticks($child) : undef;
+    ok(defined $cpu0 && defined $cpu1 && $cpu1 - $cpu0 < 50,
+       'EMFILE: the child does not spin (< 0.5 s CPU in 2 s)')
+        or diag('cpu ticks: ' . ($cpu0 // 'undef') . ' -> '
+                . ($cpu1 // 'undef'));
+    ok(defined $child && $t->alive($child), 'EMFILE: the child is alive');
+
+    close $_ for @conns;
+    @conns = ();
+
+    my $end = time() + 8;
+    my $ok = 0;
+    while (time() < $end) {
+        $r = $t->http_get('/small.txt', timeout => 3);
+        if (($r->{status} // 0) == 200) {
+            $ok = 1;
+            last;
+        }
+        sleep(0.2);
+    }
+    ok($ok, 'EMFILE: service resumes after the connections close');
+    is($r->{body}, $small, 'EMFILE: body after resuming');
+
+    my @kids = $t->children;
+    is_deeply(\@kids, [$child], 'EMFILE: the same child, not respawned');
+}
+
+$t->done;
