@@ -37,7 +37,9 @@ enum {
     GN_LV_TLS_PROTOCOL,
     GN_LV_TLS_CIPHER,
     GN_LV_TLS_RESUMED,
-    GN_LV_TLS_SNI
+    GN_LV_TLS_SNI,
+    GN_LV_REQUEST_URI,
+    GN_LV_ARGS
 };
 
 static const gn_conf_enum_t  gn_log_vars[] = {
@@ -62,6 +64,8 @@ static const gn_conf_enum_t  gn_log_vars[] = {
     { gn_string("tls_cipher"), GN_LV_TLS_CIPHER },
     { gn_string("tls_resumed"), GN_LV_TLS_RESUMED },
     { gn_string("tls_sni"), GN_LV_TLS_SNI },
+    { gn_string("request_uri"), GN_LV_REQUEST_URI },
+    { gn_string("args"), GN_LV_ARGS },
     { gn_null_string, 0 }
 };
 
@@ -326,6 +330,14 @@ gn_access_log_var(gn_http_request_t *r, gn_uint_t var, u_char *p)
 
     case GN_LV_URI:
         return gn_access_log_escape(p, r->uri.data, r->uri.len);
+
+    case GN_LV_REQUEST_URI:
+        return gn_access_log_escape(p, r->head.target.data,
+                                    r->head.target.len);
+
+    case GN_LV_ARGS:
+        return gn_access_log_escape(p, r->head.query.data,
+                                    r->head.query.len);
 
     case GN_LV_HTTP_REFERER:
         return gn_access_log_escape(p, r->head.referer.data,

@@ -442,13 +442,16 @@ gn_tls_log_stats(gn_cycle_t *cycle)
 
     gn_scache_stats(tc->scache, &st);
     gn_log_error(GN_LOG_NOTICE, &cycle->log, 0,
-                 "tls session cache: %llu entries, %llu used, %llu stores, "
-                 "%llu hits, %llu misses, %llu evictions, %llu expired",
-                 (unsigned long long) st.entries, (unsigned long long) st.used,
+                 "tls session cache: %llu entries, %llu stores, %llu hits, "
+                 "%llu misses, %llu evictions (%llu in use, %llu expired, "
+                 "%llu lock recoveries)",
+                 (unsigned long long) st.entries,
                  (unsigned long long) st.stores, (unsigned long long) st.hits,
                  (unsigned long long) st.misses,
                  (unsigned long long) st.evictions,
-                 (unsigned long long) st.expired);
+                 (unsigned long long) st.used,
+                 (unsigned long long) st.expired,
+                 (unsigned long long) st.recovered);
 }
 
 
