@@ -55,6 +55,11 @@ GN_INTEG_TESTS = \
     %reldir%/integ/13-http-static.t \
     %reldir%/integ/14-http-paths.t \
     %reldir%/integ/15-http-limits.t \
+    %reldir%/integ/20-tls-basic.t \
+    %reldir%/integ/21-tls-sni.t \
+    %reldir%/integ/22-tls-session-cache.t \
+    %reldir%/integ/23-tls-tickets.t \
+    %reldir%/integ/24-tls-cache-lock.t \
     %reldir%/integ/50-prefork.t \
     %reldir%/integ/51-reload.t \
     %reldir%/integ/52-shutdown.t \
@@ -69,10 +74,11 @@ GN_INTEG_TESTS = \
 # `make check` time: no private key is committed.
 check_DATA += %reldir%/certs/stamp
 %reldir%/certs/stamp: $(top_srcdir)/t/mkcerts.sh
-	$(AM_V_GEN)$(SHELL) $(top_srcdir)/t/mkcerts.sh %reldir%/certs >/dev/null
+	@rm -f $@
+	$(AM_V_GEN)$(SHELL) $(top_srcdir)/t/mkcerts.sh $(abs_top_builddir)/%reldir%/certs >/dev/null
 clean-local: clean-local-certs
 clean-local-certs:
-	-rm -rf %reldir%/certs
+	-rm -rf $(abs_top_builddir)/%reldir%/certs
 .PHONY: clean-local-certs
 
 TESTS += $(GN_UNIT_TESTS) $(GN_INTEG_TESTS)
