@@ -20,6 +20,8 @@
 #include "log.h"
 #include "scoreboard.h"
 #include "file_cache.h"
+#include "module.h"
+#include "api.h"
 
 
 
@@ -120,6 +122,8 @@ gn_child_exit(gn_cycle_t *cycle, int code)
 {
     gn_log_error(GN_LOG_NOTICE, &cycle->log, 0, "exiting");
     gn_conn_close_all();
+    gn_module_exit_child(cycle);
+    gn_api_collect();
     gn_event_done();
     exit(code);
 }
@@ -156,6 +160,10 @@ gn_child_run(gn_cycle_t *cycle, gn_int_t slot, gn_uint_t generation)
     {
         gn_log_error(GN_LOG_EMERG, &cycle->log, errno,
                      "child initialisation failed");
+        exit(2);
+    }
+
+    if (gn_module_init_child(cycle) != GN_OK) {
         exit(2);
     }
 
@@ -205,5 +213,7 @@ gn_child_run(gn_cycle_t *cycle, gn_int_t slot, gn_uint_t generation)
         if (gn_event_process(timeout, &wait_mask) != GN_OK) {
             gn_child_exit(cycle, 2);
         }
+
+        gn_api_collect();
     }
 }

@@ -446,6 +446,10 @@ gn_conn_event_handler(gn_io_t *io, uint32_t events)
         c->read_ready = 1;
     }
 
+    if (events & (GN_EV_ERR | GN_EV_RDHUP)) {
+        c->hup = 1;
+    }
+
     if (events & (GN_EV_OUT | GN_EV_ERR)) {
         c->write_ready = 1;
     }

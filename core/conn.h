@@ -36,6 +36,8 @@ typedef enum {
     GN_CONN_WRITING,           /* sending a response */
     GN_CONN_KEEPALIVE,         /* idle between requests */
     GN_CONN_DISCARDING,        /* reading and dropping a request body */
+    GN_CONN_BODY,              /* reading a body for a module */
+    GN_CONN_PENDING,           /* a module handler has not finished */
     GN_CONN_LINGERING          /* closing: discarding input a while */
 } gn_conn_state_e;
 
@@ -74,6 +76,7 @@ struct gn_conn_s {
     unsigned                 eof:1;
     unsigned                 close:1;
     unsigned                 linger:1;
+    unsigned                 hup:1;        /* peer closed or error */
 
     gn_conn_t               *prev;         /* open connections */
     gn_conn_t               *next;         /* (or the free list) */

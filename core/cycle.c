@@ -14,6 +14,7 @@
 #include "listen.h"
 #include "access_log.h"
 #include "tls.h"
+#include "module.h"
 
 
 gn_cycle_t  *gn_cycle;
@@ -184,7 +185,6 @@ static const gn_conf_cmd_t  gn_cycle_commands[] = {
     gn_conf_null_cmd
 };
 
-static const gn_conf_cmd_t  *gn_cycle_tables[] = { gn_cycle_commands, NULL };
 
 
 static void
@@ -242,6 +242,10 @@ gn_loc_conf_merge(gn_conf_t *cf, gn_loc_conf_t *lc, gn_loc_conf_t *prev)
     static gn_str_t   index_html = gn_string("index.html");
     gn_loc_conf_t     top;
     gn_str_t          root = gn_string("html"), *s;
+
+    if (gn_module_loc_merge(cf, lc, prev) != GN_OK) {
+        return GN_ERROR;
+    }
 
     if (prev == NULL) {
         gn_loc_conf_init(&top);
@@ -444,6 +448,10 @@ gn_cycle_server(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
         return "failed (out of memory)";
     }
 
+    if (gn_module_loc_init(cf, lc) != GN_OK) {
+        return "failed (out of memory)";
+    }
+
     sc->loc = lc;
     lc->srv = sc;
     sc->file = cf->file->name;
@@ -482,7 +490,7 @@ gn_cycle_location(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
     void            *saved_loc;
 
     lc = gn_loc_conf_create(cf->pool);
-    if (lc == NULL) {
+    if (lc == NULL || gn_module_loc_init(cf, lc) != GN_OK) {
         return "failed (out of memory)";
     }
 
@@ -1149,8 +1157,20 @@ gn_cycle_init_conf(gn_cycle_t *cycle, gn_conf_t *cf, const char *conf_file,
     cf->conf[GN_CONF_MAIN_CONF] = mc;
     cf->conf[GN_CONF_SRV_CONF] = NULL;
     cf->conf[GN_CONF_LOC_CONF] = cycle->main_loc;
-    cf->tables = gn_cycle_tables;
     cf->data = cycle;
+
+    /* core directives, then each loaded module's (load_module adds) */
+    cycle->tables = gn_pcalloc(cycle->pool, 72 * sizeof(gn_conf_cmd_t *));
+    if (cycle->tables == NULL
+        || gn_array_init(&cycle->modules, cycle->pool, 4,
+                         sizeof(void *)) != GN_OK)
+    {
+        return GN_ERROR;
+    }
+    cycle->tables[0] = gn_cycle_commands;
+    cycle->tables[1] = gn_module_commands;
+    cycle->ntables = 2;
+    cf->tables = cycle->tables;
 
     /* the configuration file itself, absolute */
     name.data = (u_char *) conf_file;
@@ -1389,6 +1409,7 @@ gn_cycle_release(gn_cycle_t *old, gn_cycle_t *cycle)
 {
     gn_listen_close_unused(old, cycle);
     gn_cycle_close_logs(old);
+    gn_module_unload(old);
     gn_pool_destroy(old->pool);
 }
 
@@ -1398,6 +1419,7 @@ gn_cycle_destroy(gn_cycle_t *cycle)
 {
     gn_listen_close_unused(cycle, NULL);
     gn_cycle_close_logs(cycle);
+    gn_module_unload(cycle);
     gn_pool_destroy(cycle->pool);
 }
 

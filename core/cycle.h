@@ -83,6 +83,8 @@ struct gn_loc_conf_s {
     gn_int_t          file_cache_entries;
     gn_flag_t         symlinks_outside_root;
     gn_array_t       *error_pages;  /* of gn_error_page_t */
+    void             *mod_confs;    /* gn_mod_conf_t[cycle modules] */
+    gn_array_t       *handlers;     /* of gn_mod_handler_t, or NULL */
 
     /* TLS, used at the server level (main and server contexts) */
     gn_uint_t         tls_protocols;     /* GN_TLS_PROTO_* bits */
@@ -159,6 +161,9 @@ struct gn_cycle_s {
     int               error_log_fd;
     gn_uint_t         children;    /* resolved "auto" */
     void             *tls;         /* gn_tls_cycle_t, built by tls.c */
+    gn_array_t        modules;     /* of gn_mod_t *, load order */
+    const gn_conf_cmd_t **tables;  /* core + modules' directives */
+    gn_uint_t         ntables;
 };
 
 

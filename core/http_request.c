@@ -22,6 +22,8 @@
 #include "scoreboard.h"
 #include "log.h"
 #include "tls.h"
+#include "http_module.h"
+#include "module.h"
 
 
 #define GN_LINGER_MSEC   2000
@@ -29,15 +31,12 @@
 
 static void gn_http_read(gn_conn_t *c);
 static void gn_http_process(gn_conn_t *c, size_t head_len);
-static void gn_http_write(gn_conn_t *c);
 static void gn_http_finish(gn_conn_t *c);
 static void gn_http_linger(gn_conn_t *c);
 static void gn_http_discard(gn_conn_t *c);
-static void gn_http_body_start(gn_conn_t *c);
-static void gn_http_respond(gn_conn_t *c);
 
 
-static void
+void
 gn_http_set_state(gn_conn_t *c, gn_conn_state_e state, gn_msec_t timeout)
 {
     c->state = state;
@@ -93,8 +92,18 @@ gn_http_conn_handler(gn_conn_t *c)
         break;
 
     case GN_CONN_DISCARDING:
+    case GN_CONN_BODY:
         if (c->read_ready) {
             gn_http_discard(c);
+        }
+        break;
+
+    case GN_CONN_PENDING:
+        if (c->hup) {
+            /* the client went away: the module's request ends here */
+            gn_log_error(GN_LOG_INFO, &c->log, 0, "client closed the "
+                         "connection while the response was being made");
+            gn_conn_close(c);
         }
         break;
 
@@ -130,8 +139,14 @@ gn_http_conn_timeout(gn_timer_t *t)
         break;
 
     case GN_CONN_DISCARDING:
+    case GN_CONN_BODY:
         c->log.action = "reading the request body";
         gn_log_error(GN_LOG_INFO, &c->log, 0, "client timed out");
+        break;
+
+    case GN_CONN_PENDING:
+        c->log.action = "waiting for a module to finish the response";
+        gn_log_error(GN_LOG_ERR, &c->log, 0, "timed out");
         break;
 
     default:
@@ -210,7 +225,7 @@ gn_http_request_create(gn_conn_t *c, size_t head_len)
 
 
 /* Sends the response set up in r (head built here). */
-static void
+void
 gn_http_respond(gn_conn_t *c)
 {
     gn_http_request_t  *r = c->r;
@@ -524,9 +539,19 @@ gn_http_run(gn_http_request_t *r)
 
     r->loc = gn_cycle_find_location(r->srv, r->uri.data, r->uri.len);
 
+    rc = gn_http_module_filters(r, GN_HTTP_FILTER_MAPPED);
+    if (rc != GN_OK) {
+        return rc == GN_ERROR ? GN_ERROR : gn_http_response_error(r, rc);
+    }
+
     rc = gn_http_body_rules(r);
     if (rc != GN_OK) {
         return gn_http_response_error(r, (gn_uint_t) rc);
+    }
+
+    r->module = gn_module_handler_for(r->loc, &r->uri);
+    if (r->module != NULL) {
+        return GN_DONE;              /* gn_http_process runs the module */
     }
 
     return r->has_body ? GN_AGAIN : gn_http_static_handler(r);
@@ -583,7 +608,17 @@ gn_http_process(gn_conn_t *c, size_t head_len)
         memcpy(r->head.headers, scratch,
                r->head.nheaders * sizeof(gn_http_header_t));
 
-        rc = gn_http_run(r);
+        rc = gn_http_module_filters(r, GN_HTTP_FILTER_HEADERS);
+        if (rc == GN_OK) {
+            rc = gn_http_run(r);
+        } else if (rc != GN_ERROR) {
+            rc = gn_http_response_error(r, (gn_uint_t) rc);
+        }
+
+        if (rc == GN_DONE) {
+            gn_http_module_run(r);       /* may have ended the request */
+            return;
+        }
         if (rc == GN_AGAIN) {
             gn_http_body_start(c);
             return;
@@ -684,7 +719,7 @@ gn_http_send_mem(gn_conn_t *c, gn_http_request_t *r)
 }
 
 
-static void
+void
 gn_http_write(gn_conn_t *c)
 {
     gn_http_request_t  *r = c->r;
@@ -739,6 +774,21 @@ gn_http_write(gn_conn_t *c)
 
         r->bytes_sent += n;
         gn_timer_set(&c->timer, r->loc->send_timeout);
+    }
+
+    if (r->streaming) {
+        switch (gn_http_module_write_stream(r)) {
+        case GN_AGAIN:
+            c->write_ready = 0;
+            return;
+        case GN_ERROR:
+            gn_conn_close(c);
+            return;
+        case GN_BUSY:
+            return;                 /* all sent; the module makes more */
+        default:
+            break;                  /* GN_DONE */
+        }
     }
 
     gn_http_finish(c);
@@ -798,12 +848,18 @@ gn_http_discard_buffered(gn_conn_t *c)
         n = (size_t) gn_min((off_t) avail, c->body_left);
         c->body_left -= (off_t) n;
         rc = c->body_left == 0 ? GN_DONE : GN_AGAIN;
+        if (n > 0 && c->r->body_cb != NULL) {
+            gn_http_module_body(c->r, base, n);
+        }
 
     } else {
         pos = base;
         do {
             rc = gn_http_chunked_parse(&c->chunked, &pos, base + avail,
                                        &data, &size, c->body_max);
+            if (rc == GN_OK && size > 0 && c->r->body_cb != NULL) {
+                gn_http_module_body(c->r, data, size);
+            }
         } while (rc == GN_OK);
         n = (size_t) (pos - base);
     }
@@ -826,6 +882,12 @@ gn_http_discard(gn_conn_t *c)
     for ( ;; ) {
         rc = gn_http_discard_buffered(c);
 
+        if (rc == GN_DONE && r->module != NULL) {
+            r->body_done = 1;
+            gn_http_module_body_done(r, GN_OK);
+            return;
+        }
+
         if (rc == GN_DONE) {
             r->body_done = 1;
             rc = gn_http_static_handler(r);
@@ -846,6 +908,14 @@ gn_http_discard(gn_conn_t *c)
                          "too large chunked body");
             c->close = 1;
             c->linger = 1;
+            if (r->module != NULL) {
+                gn_http_module_body_done(r, c->body_max > 0
+                                            && c->chunked.size
+                                               > c->body_max
+                                                 - c->chunked.total
+                                            ? 413 : 400);
+                return;
+            }
             /* at a limit error the parser leaves the chunk size that
              * would cross it in chunked.size */
             rc = gn_http_response_error(r, c->body_max > 0
@@ -884,7 +954,7 @@ gn_http_discard(gn_conn_t *c)
 }
 
 
-static void
+void
 gn_http_body_start(gn_conn_t *c)
 {
     static const char   cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
@@ -900,7 +970,8 @@ gn_http_body_start(gn_conn_t *c)
         }
     }
 
-    gn_http_set_state(c, GN_CONN_DISCARDING, r->loc->client_body_timeout);
+    gn_http_set_state(c, r->module ? GN_CONN_BODY : GN_CONN_DISCARDING,
+                      r->loc->client_body_timeout);
     gn_http_discard(c);
 }
 
@@ -912,6 +983,7 @@ gn_http_finish(gn_conn_t *c)
     gn_loc_conf_t      *lc = r->loc;
     size_t              head_len;
 
+    (void) gn_http_module_filters(r, GN_HTTP_FILTER_LOG);
     gn_access_log_request(r);
     gn_http_account(r);
 

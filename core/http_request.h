@@ -52,8 +52,27 @@ struct gn_http_request_s {
     gn_str_t             extra_headers;  /* raw "Name: value\r\n" lines */
     gn_uint_t            keepalive;
     gn_uint_t            header_only;
+    gn_uint_t            header_sent;    /* head built: headers are final */
     gn_uint_t            accept_ranges;
     gn_uint_t            error_page_done;
+
+    /* a module's request (handler NAME) */
+    void                *module;         /* gn_mod_t */
+    gn_uint_t            in_module;      /* module code on the stack */
+    gn_uint_t            pending;        /* handler returned GN_AGAIN */
+    gn_uint_t            finished;       /* finish() called */
+    gn_uint_t            error_status;   /* finish() with an error */
+    gn_uint_t            streaming;      /* flush(): head sent, chunks */
+    gn_uint_t            chunked_out;    /* ... with chunked encoding */
+    gn_uint_t            trailer_added;
+    gn_array_t          *resp_headers;   /* of gn_http_header_t */
+    void                *body_cb;        /* gn_body_pt */
+    void                *body_arg;
+    u_char              *stream;         /* streamed bytes not yet sent */
+    size_t               stream_pos;
+    size_t               stream_last;
+    size_t               stream_cap;
+    gn_timer_t           kick;           /* resume after a module call */
 
     gn_http_seg_t       *segs;           /* [0] is the head */
     gn_uint_t            nsegs;
@@ -64,6 +83,21 @@ struct gn_http_request_s {
     off_t                header_bytes;
 };
 
+
+/* The module side of a request (api.c calls these). */
+struct gn_api_s;
+gn_int_t gn_http_module_read_body(gn_http_request_t *r, void *cb,
+    void *arg);
+gn_int_t gn_http_module_header(gn_http_request_t *r, const char *name,
+    const char *value, gn_uint_t replace);
+gn_int_t gn_http_module_write(gn_http_request_t *r, const void *data,
+    size_t len);
+gn_int_t gn_http_module_send_file(gn_http_request_t *r, const char *path,
+    int64_t offset, int64_t length);
+gn_int_t gn_http_module_flush(gn_http_request_t *r);
+gn_int_t gn_http_module_finish(gn_http_request_t *r, int status);
+void gn_http_module_enter(gn_http_request_t *r);
+void gn_http_module_leave(gn_http_request_t *r);
 
 /* Appends a memory or file segment to the response body. Returns GN_OK
  * or GN_ERROR (out of memory). */
@@ -77,5 +111,12 @@ void gn_http_init_conn(gn_conn_t *c);
 void gn_http_start(gn_conn_t *c);
 void gn_http_conn_handler(gn_conn_t *c);
 void gn_http_conn_timeout(gn_timer_t *t);
+
+/* For http_module.c: the request state machine's steps. */
+void gn_http_set_state(gn_conn_t *c, gn_conn_state_e state,
+    gn_msec_t timeout);
+void gn_http_respond(gn_conn_t *c);
+void gn_http_write(gn_conn_t *c);
+void gn_http_body_start(gn_conn_t *c);
 
 #endif /* GN_CORE_HTTP_REQUEST_H_INCLUDED */

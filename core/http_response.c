@@ -264,10 +264,11 @@ gn_http_response_error(gn_http_request_t *r, gn_uint_t status)
 gn_int_t
 gn_http_response_head(gn_http_request_t *r)
 {
-    const gn_str_t  *line;
-    u_char          *buf, *p;
-    size_t           len;
-    gn_uint_t        body;
+    const gn_str_t    *line;
+    gn_http_header_t  *h;
+    u_char            *buf, *p;
+    size_t             len;
+    gn_uint_t          body, i;
 
     line = gn_http_status_line(r->status);
     if (line == NULL) {
@@ -289,7 +290,13 @@ gn_http_response_head(gn_http_request_t *r)
           + sizeof("Location: \r\n") + r->location.len
           + sizeof("Accept-Ranges: bytes\r\n")
           + sizeof("Connection: keep-alive\r\n")
+          + sizeof("Transfer-Encoding: chunked\r\n")
           + r->extra_headers.len + 2;
+
+    for (i = 0; r->resp_headers && i < r->resp_headers->nelts; i++) {
+        h = &((gn_http_header_t *) r->resp_headers->elts)[i];
+        len += h->name.len + h->value.len + 4;
+    }
 
     buf = gn_pnalloc(r->pool, len);
     if (buf == NULL) {
@@ -349,6 +356,18 @@ gn_http_response_head(gn_http_request_t *r)
 
     if (r->extra_headers.len) {
         p = gn_cpymem(p, r->extra_headers.data, r->extra_headers.len);
+    }
+
+    for (i = 0; r->resp_headers && i < r->resp_headers->nelts; i++) {
+        h = &((gn_http_header_t *) r->resp_headers->elts)[i];
+        p = gn_cpymem(p, h->name.data, h->name.len);
+        p = gn_cpymem(p, ": ", 2);
+        p = gn_cpymem(p, h->value.data, h->value.len);
+        p = gn_cpymem(p, "\r\n", 2);
+    }
+
+    if (r->chunked_out && body) {
+        p = gn_cpymem(p, "Transfer-Encoding: chunked\r\n", 28);
     }
 
     if (r->keepalive) {

@@ -28,7 +28,10 @@ noinst_LTLIBRARIES += %reldir%/libgncore.la
     %reldir%/file_cache.c %reldir%/file_cache.h \
     %reldir%/http_cond.c %reldir%/http_cond.h \
     %reldir%/tls.c %reldir%/tls.h \
-    %reldir%/tls_scache.c %reldir%/tls_scache.h
+    %reldir%/tls_scache.c %reldir%/tls_scache.h \
+    %reldir%/module.c %reldir%/module.h \
+    %reldir%/api.c %reldir%/api.h \
+    %reldir%/http_module.c %reldir%/http_module.h
 %canon_reldir%_libgncore_la_CFLAGS = $(AM_CFLAGS) $(GNUTLS_CFLAGS) $(PCRE2_CFLAGS)
 %canon_reldir%_libgncore_la_LIBADD = $(GNUTLS_LIBS) $(PCRE2_LIBS)
 

@@ -18,6 +18,7 @@
 #include "master.h"
 #include "process.h"
 #include "scoreboard.h"
+#include "module.h"
 
 
 typedef struct {
@@ -116,6 +117,8 @@ gn_show_version(void)
 #ifdef GN_ASAN
     printf("built with AddressSanitizer and UndefinedBehaviorSanitizer\n");
 #endif
+    printf("module ABI %d.%d (entry symbol %s), modules in %s\n",
+           GN_ABI_MAJOR, GN_ABI_MINOR, GN_MODULE_ENTRY_NAME, GN_PKGLIBDIR);
     printf("configure arguments:%s%s\n", GN_CONFIGURE_ARGS[0] ? " " : "",
            GN_CONFIGURE_ARGS);
 }
@@ -337,6 +340,10 @@ gn_start(gn_cycle_t *cycle, const gn_options_t *o, const char *conf,
     }
 
     gn_cycle = cycle;
+
+    if (gn_module_init_master(cycle, &gn_log_default) != GN_OK) {
+        return 1;
+    }
 
     if (!o->foreground && gn_daemonize() != GN_OK) {
         return 1;

@@ -14,6 +14,7 @@
 #include "log.h"
 #include "listen.h"
 #include "tls.h"
+#include "module.h"
 
 
 #define GN_RESPAWN_QUICK     1000     /* a child dying sooner is failing */
@@ -274,6 +275,13 @@ gn_master_reload(void)
 
     old = gn_cycle;
     gn_cycle = cycle;
+
+    if (gn_module_init_master(cycle, &old->log) != GN_OK) {
+        gn_cycle = old;
+        gn_listen_close_unused(cycle, old);
+        gn_cycle_destroy(cycle);
+        goto failed;
+    }
     gn_log_default.fd = cycle->log.fd;
     gn_log_default.level = cycle->log.level;
     gn_generation++;

@@ -430,6 +430,20 @@ gn_tls_cycle_open(gn_cycle_t *cycle, gn_cycle_t *old, gn_log_t *log)
 }
 
 
+gn_int_t
+gn_tls_cache_stats(gn_cycle_t *cycle, void *out)
+{
+    gn_tls_cycle_t  *tc = cycle->tls;
+
+    if (tc == NULL || tc->scache == NULL) {
+        return GN_DECLINED;
+    }
+
+    gn_scache_stats(tc->scache, out);
+    return GN_OK;
+}
+
+
 void
 gn_tls_log_stats(gn_cycle_t *cycle)
 {

@@ -26,6 +26,10 @@ gn_int_t gn_tls_cycle_create(gn_cycle_t *cycle, char *err, size_t errlen);
 gn_int_t gn_tls_cycle_open(gn_cycle_t *cycle, gn_cycle_t *old,
     gn_log_t *log);
 
+/* The session cache counters (a gn_scache_stats_t); GN_DECLINED when
+ * there is no cache. */
+gn_int_t gn_tls_cache_stats(gn_cycle_t *cycle, void *out);
+
 /* Master: logs the cache counters (at exit). */
 void gn_tls_log_stats(gn_cycle_t *cycle);
 

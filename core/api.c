@@ -1,0 +1,764 @@
+/*
+ * gn_api_t: the server side of the module ABI.
+ *
+ * gn_request_t is the server's gn_http_request_t, seen from outside as
+ * an opaque handle. Entry points that run module code (handler, filters,
+ * body, watch, timer and drain callbacks) go through http_request.c's
+ * gn_http_module_enter/leave, so that what a module asks for (flush,
+ * finish) happens after its code returns, never inside it.
+ */
+
+#include "gn_config.h"
+
+#include <sys/epoll.h>
+#include <arpa/inet.h>
+
+#include "api.h"
+#include "module.h"
+#include "event.h"
+#include "timer.h"
+#include "log.h"
+#include "str.h"
+#include "scoreboard.h"
+#include "tls.h"
+#include "tls_scache.h"
+#include "listen.h"
+
+
+#define gn_req(r)   ((gn_http_request_t *) (r))
+
+struct gn_watch_s {
+    gn_io_t            io;
+    gn_watch_pt        cb;
+    void              *arg;
+    gn_http_request_t *r;
+    int                fd;
+    int                events;
+    gn_watch_t        *next_dead;
+    gn_uint_t          dead;
+    gn_pool_cleanup_t *cln;
+};
+
+struct gn_mtimer_s {
+    gn_timer_t         timer;
+    gn_mtimer_pt       cb;
+    void              *arg;
+    gn_http_request_t *r;
+    gn_pool_cleanup_t *cln;
+};
+
+static gn_watch_t  *gn_api_dead;
+
+
+/* ---- logging ------------------------------------------------------------ */
+
+static void
+gn_api_log(gn_request_t *r, int level, const char *fmt, ...)
+{
+    va_list    args;
+    gn_log_t  *log;
+
+    if (level < GN_LOG_EMERG || level > GN_LOG_DEBUG) {
+        level = GN_LOG_ERR;
+    }
+
+    log = r ? &gn_req(r)->c->log : (gn_cycle ? &gn_cycle->log : NULL);
+    if (log == NULL) {
+        log = &gn_log_default;
+    }
+
+    if ((gn_uint_t) level > log->level) {
+        return;
+    }
+
+    va_start(args, fmt);
+    gn_log_verror((gn_uint_t) level, log, 0, fmt, args);
+    va_end(args);
+}
+
+
+/* ---- the request -------------------------------------------------------- */
+
+static gn_str_t
+gn_api_method(gn_request_t *r)
+{
+    return gn_req(r)->head.method_name;
+}
+
+
+static gn_str_t
+gn_api_uri(gn_request_t *r)
+{
+    return gn_req(r)->uri;
+}
+
+
+static gn_str_t
+gn_api_query(gn_request_t *r)
+{
+    return gn_req(r)->head.query;
+}
+
+
+static gn_str_t
+gn_api_request_uri(gn_request_t *r)
+{
+    return gn_req(r)->head.target;
+}
+
+
+static int
+gn_api_http_version(gn_request_t *r)
+{
+    return gn_req(r)->head.version == GN_HTTP_VERSION_10 ? 10 : 11;
+}
+
+
+static gn_str_t
+gn_api_header(gn_request_t *r, const char *name)
+{
+    gn_http_header_t  *h;
+    gn_str_t           none = gn_null_string;
+
+    h = gn_http_header_find(&gn_req(r)->head, name, strlen(name));
+
+    return h ? h->value : none;
+}
+
+
+static int
+gn_api_header_next(gn_request_t *r, size_t *i, gn_str_t *name,
+    gn_str_t *value)
+{
+    gn_http_head_t  *h = &gn_req(r)->head;
+
+    if (*i >= h->nheaders) {
+        return 0;
+    }
+
+    *name = h->headers[*i].name;
+    *value = h->headers[*i].value;
+    (*i)++;
+
+    return 1;
+}
+
+
+static gn_str_t
+gn_api_pstr(gn_http_request_t *r, const char *s, size_t n)
+{
+    gn_str_t  v;
+
+    v.data = gn_pnalloc(r->pool, n);
+    v.len = v.data ? n : 0;
+    if (v.data) {
+        memcpy(v.data, s, n);
+    }
+
+    return v;
+}
+
+
+static gn_str_t
+gn_api_number(gn_http_request_t *r, long long n)
+{
+    char  buf[32];
+
+    return gn_api_pstr(r, buf, (size_t) snprintf(buf, sizeof(buf), "%lld",
+                                                 n));
+}
+
+
+static int
+gn_api_port(const struct sockaddr_storage *sa)
+{
+    return ntohs(((const struct sockaddr_in *) sa)->sin_port);
+}
+
+
+static gn_str_t
+gn_api_variable(gn_request_t *rq, const char *name)
+{
+    gn_http_request_t       *r = gn_req(rq);
+    gn_conn_t               *c = r->c;
+    struct sockaddr_storage  local;
+    socklen_t                len;
+    gn_str_t                 v = gn_null_string, proto, cipher, res, sni;
+    gn_http_header_t        *h;
+    char                     addr[INET6_ADDRSTRLEN];
+
+    if (strcmp(name, "REMOTE_ADDR") == 0) {
+        return gn_api_pstr(r, c->addr_text, c->addr_len);
+    }
+    if (strcmp(name, "REMOTE_PORT") == 0) {
+        return gn_api_number(r, gn_api_port(&c->peer));
+    }
+    if (strcmp(name, "SERVER_ADDR") == 0 || strcmp(name, "SERVER_PORT") == 0) {
+        len = sizeof(local);
+        if (getsockname(c->io.fd, (struct sockaddr *) &local, &len) == -1) {
+            return v;
+        }
+        if (name[7] == 'P') {
+            return gn_api_number(r, gn_api_port(&local));
+        }
+        return gn_api_pstr(r, addr, gn_sockaddr_text((struct sockaddr *)
+                                                     &local, addr,
+                                                     sizeof(addr)));
+    }
+    if (strcmp(name, "SERVER_NAME") == 0) {
+        if (r->srv->names != NULL && r->srv->names->nelts > 0) {
+            return ((gn_str_t *) r->srv->names->elts)[0];
+        }
+        return r->head.host;
+    }
+    if (strcmp(name, "SERVER_PROTOCOL") == 0) {
+        return r->head.version == GN_HTTP_VERSION_10
+               ? gn_api_pstr(r, "HTTP/1.0", 8) : gn_api_pstr(r, "HTTP/1.1", 8);
+    }
+    if (strcmp(name, "SERVER_SOFTWARE") == 0) {
+        return r->loc->server_tokens
+               ? gn_api_pstr(r, "gannet/" PACKAGE_VERSION,
+                             sizeof("gannet/" PACKAGE_VERSION) - 1)
+               : gn_api_pstr(r, "gannet", 6);
+    }
+    if (strcmp(name, "REQUEST_METHOD") == 0) {
+        return r->head.method_name;
+    }
+    if (strcmp(name, "REQUEST_URI") == 0) {
+        return r->head.target;
+    }
+    if (strcmp(name, "SCRIPT_NAME") == 0) {
+        return r->uri;
+    }
+    if (strcmp(name, "QUERY_STRING") == 0) {
+        return r->head.query;
+    }
+    if (strcmp(name, "DOCUMENT_ROOT") == 0) {
+        return r->loc->root;
+    }
+    if (strcmp(name, "CONTENT_LENGTH") == 0) {
+        return r->head.content_length >= 0
+               ? gn_api_number(r, (long long) r->head.content_length) : v;
+    }
+    if (strcmp(name, "CONTENT_TYPE") == 0) {
+        h = gn_http_header_find(&r->head, "Content-Type", 12);
+        return h ? h->value : v;
+    }
+    if (strcmp(name, "HTTPS") == 0) {
+        return c->tls ? gn_api_pstr(r, "on", 2) : gn_api_pstr(r, "off", 3);
+    }
+    if (strcmp(name, "TLS_PROTOCOL") == 0 || strcmp(name, "TLS_CIPHER") == 0) {
+        if (c->tls == NULL) {
+            return v;
+        }
+        gn_tls_conn_info(c, &proto, &cipher, &res, &sni);
+        return name[4] == 'P' ? proto : cipher;
+    }
+
+    return v;
+}
+
+
+static gn_str_t
+gn_api_document_root(gn_request_t *r)
+{
+    return gn_req(r)->loc->root;
+}
+
+
+static gn_str_t
+gn_api_mapped_path(gn_request_t *rq)
+{
+    gn_http_request_t  *r = gn_req(rq);
+    gn_str_t            v;
+
+    v.len = r->loc->root.len + r->uri.len;
+    v.data = gn_pnalloc(r->pool, v.len + 1);
+    if (v.data == NULL) {
+        v.len = 0;
+        return v;
+    }
+
+    memcpy(v.data, r->loc->root.data, r->loc->root.len);
+    memcpy(v.data + r->loc->root.len, r->uri.data, r->uri.len);
+    v.data[v.len] = '\0';
+
+    return v;
+}
+
+
+/* ---- body and response: in http_request.c, which owns the state ------- */
+
+static int64_t
+gn_api_body_length(gn_request_t *r)
+{
+    gn_http_head_t  *h = &gn_req(r)->head;
+
+    if (h->chunked) {
+        return -1;
+    }
+
+    return h->content_length > 0 ? (int64_t) h->content_length : 0;
+}
+
+
+static int
+gn_api_read_body(gn_request_t *r, gn_body_pt cb, void *arg)
+{
+    return (int) gn_http_module_read_body(gn_req(r), cb, arg);
+}
+
+
+static int
+gn_api_set_status(gn_request_t *r, int status)
+{
+    if (status < 100 || status > 599 || gn_req(r)->header_sent) {
+        return GN_ERROR;
+    }
+
+    gn_req(r)->status = (gn_uint_t) status;
+    return GN_OK;
+}
+
+
+static int
+gn_api_set_header(gn_request_t *r, const char *name, const char *value)
+{
+    return (int) gn_http_module_header(gn_req(r), name, value, 1);
+}
+
+
+static int
+gn_api_add_header(gn_request_t *r, const char *name, const char *value)
+{
+    return (int) gn_http_module_header(gn_req(r), name, value, 0);
+}
+
+
+static int
+gn_api_write(gn_request_t *r, const void *data, size_t len)
+{
+    return (int) gn_http_module_write(gn_req(r), data, len);
+}
+
+
+static int
+gn_api_send_file(gn_request_t *r, const char *path, int64_t offset,
+    int64_t length)
+{
+    return (int) gn_http_module_send_file(gn_req(r), path, offset, length);
+}
+
+
+static int
+gn_api_flush(gn_request_t *r)
+{
+    return (int) gn_http_module_flush(gn_req(r));
+}
+
+
+static int
+gn_api_finish(gn_request_t *r, int status)
+{
+    return (int) gn_http_module_finish(gn_req(r), status);
+}
+
+
+static void
+gn_api_run_cleanup(void *data)
+{
+    void  **p = data;
+
+    ((void (*)(void *)) p[0])(p[1]);
+}
+
+
+static int
+gn_api_cleanup_add(gn_request_t *r, void (*fn)(void *arg), void *arg)
+{
+    gn_pool_cleanup_t  *cln;
+    void              **p;
+
+    cln = gn_pool_cleanup_add(gn_req(r)->pool, 2 * sizeof(void *));
+    if (cln == NULL) {
+        return GN_ERROR;
+    }
+
+    p = cln->data;
+    p[0] = (void *) fn;
+    p[1] = arg;
+    cln->handler = gn_api_run_cleanup;
+
+    return GN_OK;
+}
+
+
+/* ---- memory and configuration ------------------------------------------- */
+
+static void *
+gn_api_request_alloc(gn_request_t *r, size_t size)
+{
+    return gn_palloc(gn_req(r)->pool, size);
+}
+
+
+static void *
+gn_api_module_alloc(size_t size)
+{
+    return gn_cycle ? gn_pcalloc(gn_cycle->pool, size) : NULL;
+}
+
+
+static void *
+gn_api_module_conf(gn_request_t *r, const gn_module_t *m)
+{
+    return gn_module_conf(gn_req(r)->loc, m);
+}
+
+
+/* ---- the event loop ----------------------------------------------------- */
+
+static void
+gn_api_watch_event(gn_io_t *io, uint32_t events)
+{
+    gn_watch_t  *w = io->data;
+    int          ev = 0;
+
+    if (events & (EPOLLIN | EPOLLHUP | EPOLLERR | EPOLLRDHUP)) {
+        ev |= GN_WATCH_READ;
+    }
+    if (events & (EPOLLOUT | EPOLLERR)) {
+        ev |= GN_WATCH_WRITE;
+    }
+
+    if (w->r != NULL) {
+        gn_http_module_enter(w->r);
+        w->cb(&gn_api, w, w->fd, ev, w->arg);
+        gn_http_module_leave(w->r);
+    } else {
+        w->cb(&gn_api, w, w->fd, ev, w->arg);
+    }
+}
+
+
+static uint32_t
+gn_api_epoll_events(int events)
+{
+    return ((events & GN_WATCH_READ) ? EPOLLIN | EPOLLRDHUP : 0)
+           | ((events & GN_WATCH_WRITE) ? EPOLLOUT : 0);
+}
+
+
+static void
+gn_api_watch_free(gn_watch_t *w)
+{
+    if (w->dead) {
+        return;
+    }
+    w->dead = 1;
+
+    if (w->io.fd != -1) {
+        (void) gn_event_del(&w->io);
+        w->io.fd = -1;                      /* events in the batch: stale */
+    }
+    w->next_dead = gn_api_dead;
+    gn_api_dead = w;
+}
+
+
+static void
+gn_api_watch_cleanup(void *data)
+{
+    gn_watch_t  *w = data;
+
+    w->cln = NULL;
+    gn_api_watch_free(w);
+}
+
+
+static gn_watch_t *
+gn_api_watch_fd(gn_request_t *r, int fd, int events, gn_watch_pt cb,
+    void *arg)
+{
+    gn_watch_t  *w;
+
+    w = calloc(1, sizeof(gn_watch_t));
+    if (w == NULL) {
+        return NULL;
+    }
+
+    w->io.fd = fd;
+    w->io.handler = gn_api_watch_event;
+    w->io.data = w;
+    w->cb = cb;
+    w->arg = arg;
+    w->r = gn_req(r);
+    w->fd = fd;
+    w->events = events;
+
+    /* a watch that wants nothing yet is added with no events */
+    if (gn_event_add(&w->io, gn_api_epoll_events(events)) != GN_OK) {
+        free(w);
+        return NULL;
+    }
+
+    if (r != NULL) {
+        w->cln = gn_pool_cleanup_add(gn_req(r)->pool, 0);
+        if (w->cln == NULL) {
+            gn_api_watch_free(w);
+            return NULL;
+        }
+        w->cln->handler = gn_api_watch_cleanup;
+        w->cln->data = w;
+    }
+
+    return w;
+}
+
+
+static int
+gn_api_watch_update(gn_watch_t *w, int events)
+{
+    if (w->dead) {
+        return GN_ERROR;
+    }
+
+    w->events = events;
+    return (int) gn_event_mod(&w->io, gn_api_epoll_events(events));
+}
+
+
+static void
+gn_api_unwatch(gn_watch_t *w)
+{
+    if (w->cln != NULL) {
+        w->cln->handler = NULL;             /* the request no longer owns it */
+        w->cln = NULL;
+    }
+    gn_api_watch_free(w);
+}
+
+
+void
+gn_api_collect(void)
+{
+    gn_watch_t  *w;
+
+    while (gn_api_dead != NULL) {
+        w = gn_api_dead;
+        gn_api_dead = w->next_dead;
+        free(w);
+    }
+}
+
+
+static void
+gn_api_timer_free(gn_mtimer_t *t)
+{
+    gn_timer_del(&t->timer);
+    if (t->cln != NULL) {
+        t->cln->handler = NULL;
+    }
+    free(t);
+}
+
+
+static void
+gn_api_timer_fire(gn_timer_t *tm)
+{
+    gn_mtimer_t        *t = tm->data;
+    gn_http_request_t  *r = t->r;
+    gn_mtimer_pt        cb = t->cb;
+    void               *arg = t->arg;
+
+    /* one-shot: gone before the callback, which may add another */
+    if (t->cln != NULL) {
+        t->cln->handler = NULL;
+    }
+    free(t);
+
+    if (r != NULL) {
+        gn_http_module_enter(r);
+        cb(&gn_api, NULL, arg);
+        gn_http_module_leave(r);
+    } else {
+        cb(&gn_api, NULL, arg);
+    }
+}
+
+
+static void
+gn_api_timer_cleanup(void *data)
+{
+    gn_mtimer_t  *t = data;
+
+    t->cln = NULL;
+    gn_api_timer_free(t);
+}
+
+
+static gn_mtimer_t *
+gn_api_timer_add(gn_request_t *r, uint64_t msec, gn_mtimer_pt cb, void *arg)
+{
+    gn_mtimer_t  *t;
+
+    t = calloc(1, sizeof(gn_mtimer_t));
+    if (t == NULL) {
+        return NULL;
+    }
+
+    gn_timer_init_node(&t->timer, gn_api_timer_fire, t);
+    t->cb = cb;
+    t->arg = arg;
+    t->r = gn_req(r);
+
+    if (r != NULL) {
+        t->cln = gn_pool_cleanup_add(gn_req(r)->pool, 0);
+        if (t->cln == NULL) {
+            free(t);
+            return NULL;
+        }
+        t->cln->handler = gn_api_timer_cleanup;
+        t->cln->data = t;
+    }
+
+    gn_timer_set(&t->timer, msec);
+    return t;
+}
+
+
+static void
+gn_api_timer_cancel(gn_mtimer_t *t)
+{
+    if (t != NULL) {
+        gn_api_timer_free(t);
+    }
+}
+
+
+/* ---- about the server ---------------------------------------------------- */
+
+static int
+gn_api_child_slot(void)
+{
+    return (int) gn_log_slot;
+}
+
+
+static const char *
+gn_api_server_version(void)
+{
+    return "gannet/" PACKAGE_VERSION;
+}
+
+
+static int
+gn_api_max_slots(void)
+{
+    return GN_SB_SLOTS;
+}
+
+
+static int
+gn_api_child_stats(int slot, gn_child_stats_t *out)
+{
+    gn_sb_slot_t  *s;
+
+    if (gn_sb == NULL || slot < 0 || slot >= GN_SB_SLOTS) {
+        return 0;
+    }
+
+    s = &gn_sb->slots[slot];
+    if (s->pid <= 0 || s->state == GN_SB_FREE || s->state == GN_SB_EXITED) {
+        return 0;
+    }
+
+    memset(out, 0, sizeof(*out));
+    out->size = sizeof(*out);
+    out->slot = slot;
+    out->pid = s->pid;
+    out->generation = s->generation;
+    out->state = s->state == GN_SB_STARTING ? GN_CHILD_STARTING
+                 : s->state == GN_SB_DRAINING ? GN_CHILD_DRAINING
+                 : GN_CHILD_RUNNING;
+    out->started = s->started;
+    out->connections = s->connections;
+    out->accepted = s->accepted;
+    out->requests = s->requests;
+    out->bytes_in = s->bytes_in;
+    out->bytes_out = s->bytes_out;
+    memcpy(out->status, s->status, sizeof(out->status));
+    out->tls_full = s->tls_full;
+    out->tls_resumed = s->tls_resumed;
+    out->tls_failed = s->tls_failed;
+
+    return 1;
+}
+
+
+static int
+gn_api_server_stats(gn_server_stats_t *out)
+{
+    gn_scache_stats_t  st;
+
+    memset(out, 0, sizeof(*out));
+    out->size = sizeof(*out);
+
+    if (gn_sb != NULL) {
+        out->master_pid = (int64_t) gn_sb->master_pid;
+        out->generation = gn_sb->generation;
+        out->started = gn_sb->started;
+    }
+    if (gn_cycle != NULL) {
+        out->children = (uint32_t) gn_cycle->children;
+        if (gn_tls_cache_stats(gn_cycle, &st) == GN_OK) {
+            out->tls_cache_entries = st.entries;
+            out->tls_cache_used = st.used;
+            out->tls_cache_stores = st.stores;
+            out->tls_cache_hits = st.hits;
+            out->tls_cache_misses = st.misses;
+            out->tls_cache_evictions = st.evictions;
+        }
+    }
+
+    return GN_OK;
+}
+
+
+const gn_api_t  gn_api = {
+    sizeof(gn_api_t), GN_ABI_MAJOR, GN_ABI_MINOR,
+    gn_api_log,
+    gn_api_method,
+    gn_api_uri,
+    gn_api_query,
+    gn_api_request_uri,
+    gn_api_http_version,
+    gn_api_header,
+    gn_api_header_next,
+    gn_api_variable,
+    gn_api_document_root,
+    gn_api_mapped_path,
+    gn_api_body_length,
+    gn_api_read_body,
+    gn_api_set_status,
+    gn_api_set_header,
+    gn_api_add_header,
+    gn_api_write,
+    gn_api_send_file,
+    gn_api_flush,
+    gn_api_finish,
+    gn_api_cleanup_add,
+    gn_api_request_alloc,
+    gn_api_module_alloc,
+    gn_api_module_conf,
+    gn_api_watch_fd,
+    gn_api_watch_update,
+    gn_api_unwatch,
+    gn_api_timer_add,
+    gn_api_timer_cancel,
+    gn_api_child_slot,
+    gn_api_server_version,
+    gn_api_max_slots,
+    gn_api_child_stats,
+    gn_api_server_stats
+};

@@ -1,0 +1,665 @@
+/*
+ * Module requests.
+ *
+ * Module code runs between gn_http_module_enter() and _leave(); what it
+ * asks for through the API only sets flags on the request. The request's
+ * next step (send the response, start streaming, read the body, wait) is
+ * taken in gn_http_module_resume(), after the module's code has returned
+ * -- from _leave(), or from a zero-delay timer when the module called the
+ * API outside a callback of ours. So a request is never freed under a
+ * module's feet.
+ */
+
+#include "gn_config.h"
+
+#include "http_module.h"
+#include "http_response.h"
+#include "http_static.h"
+#include "module.h"
+#include "api.h"
+#include "log.h"
+#include "str.h"
+
+
+#define GN_STREAM_HIGH   (256 * 1024)    /* write() says GN_AGAIN above */
+
+
+static void gn_http_module_resume(gn_http_request_t *r);
+
+
+gn_int_t
+gn_http_module_filters(gn_http_request_t *r, gn_uint_t which)
+{
+    gn_mod_t       **pm;
+    gn_handler_pt    hook;
+    gn_uint_t        i;
+    int              rc;
+
+    pm = gn_cycle->modules.elts;
+    for (i = 0; i < gn_cycle->modules.nelts; i++) {
+        hook = which == GN_HTTP_FILTER_HEADERS ? pm[i]->desc->filter_headers
+               : which == GN_HTTP_FILTER_MAPPED ? pm[i]->desc->filter_mapped
+               : pm[i]->desc->filter_log;
+        if (hook == NULL) {
+            continue;
+        }
+
+        r->in_module++;
+        rc = hook(&gn_api, (gn_request_t *) r);
+        r->in_module--;
+
+        if (which == GN_HTTP_FILTER_LOG) {
+            continue;
+        }
+        if (rc >= 400 && rc <= 599) {
+            return rc;
+        }
+        if (rc == GN_ERROR) {
+            return GN_ERROR;
+        }
+    }
+
+    return GN_OK;
+}
+
+
+static void
+gn_http_module_kick_handler(gn_timer_t *t)
+{
+    gn_http_module_resume(t->data);
+}
+
+
+static void
+gn_http_module_cleanup(void *data)
+{
+    gn_http_request_t  *r = data;
+
+    gn_timer_del(&r->kick);
+    free(r->stream);
+    r->stream = NULL;
+}
+
+
+void
+gn_http_module_kick(gn_http_request_t *r)
+{
+    if (r->in_module == 0) {
+        gn_timer_set(&r->kick, 0);
+    }
+}
+
+
+void
+gn_http_module_enter(gn_http_request_t *r)
+{
+    r->in_module++;
+}
+
+
+void
+gn_http_module_leave(gn_http_request_t *r)
+{
+    if (--r->in_module == 0) {
+        gn_http_module_resume(r);
+    }
+}
+
+
+void
+gn_http_module_run(gn_http_request_t *r)
+{
+    gn_mod_t           *mod = r->module;
+    gn_pool_cleanup_t  *cln;
+    int                 rc;
+
+    cln = gn_pool_cleanup_add(r->pool, 0);
+    if (cln == NULL) {
+        gn_conn_close(r->c);
+        return;
+    }
+    gn_timer_init_node(&r->kick, gn_http_module_kick_handler, r);
+    cln->handler = gn_http_module_cleanup;
+    cln->data = r;
+
+    r->status = 0;
+    r->content_length = -1;
+
+    gn_http_module_enter(r);
+
+    rc = mod->desc->handler(&gn_api, (gn_request_t *) r);
+
+    switch (rc) {
+
+    case GN_OK:
+        r->finished = 1;
+        break;
+
+    case GN_AGAIN:
+        r->pending = 1;
+        break;
+
+    case GN_DECLINED:
+        if (!r->streaming && r->nsegs <= 1 && !r->finished) {
+            r->module = NULL;                 /* static files serve it */
+        }
+        break;
+
+    default:
+        if (!r->finished) {
+            r->finished = 1;
+            r->error_status = (rc >= 400 && rc <= 599) ? (gn_uint_t) rc : 500;
+        }
+        break;
+    }
+
+    gn_http_module_leave(r);
+}
+
+
+void
+gn_http_module_body(gn_http_request_t *r, u_char *data, size_t len)
+{
+    gn_body_pt  cb = (gn_body_pt) r->body_cb;
+
+    r->in_module++;
+    cb(&gn_api, (gn_request_t *) r, data, len, 0, r->body_arg);
+    r->in_module--;
+}
+
+
+void
+gn_http_module_body_done(gn_http_request_t *r, gn_uint_t status)
+{
+    gn_body_pt  cb = (gn_body_pt) r->body_cb;
+
+    r->body_cb = NULL;
+    gn_http_set_state(r->c, GN_CONN_PENDING, r->loc->send_timeout);
+
+    if (status == GN_OK) {
+        r->in_module++;
+        cb(&gn_api, (gn_request_t *) r, NULL, 0, 1, r->body_arg);
+        r->in_module--;
+
+    } else if (!r->finished) {
+        r->finished = 1;
+        r->error_status = status;
+    }
+
+    gn_http_module_kick(r);
+}
+
+
+/* The head of a module's response: status, length, streaming. */
+static void
+gn_http_module_head(gn_http_request_t *r)
+{
+    gn_uint_t  i;
+
+    if (r->status == 0) {
+        r->status = 200;
+    }
+
+    if (r->streaming) {
+        r->content_length = -1;
+        if (!r->chunked_out) {
+            r->c->close = 1;                  /* HTTP/1.0: ends at close */
+        }
+        return;
+    }
+
+    r->content_length = 0;
+    for (i = 1; i < r->nsegs; i++) {
+        r->content_length += (off_t) r->segs[i].len;
+    }
+}
+
+
+static void
+gn_http_module_static(gn_http_request_t *r)
+{
+    gn_conn_t  *c = r->c;
+
+    if (r->has_body && !r->body_done) {
+        gn_http_body_start(c);               /* discard, then static */
+        return;
+    }
+
+    if (gn_http_static_handler(r) != GN_OK
+        && gn_http_response_error(r, 500) != GN_OK)
+    {
+        gn_conn_close(c);
+        return;
+    }
+
+    gn_http_respond(c);
+}
+
+
+static void
+gn_http_module_resume(gn_http_request_t *r)
+{
+    gn_conn_t   *c = r->c;
+    gn_body_pt   cb;
+
+    if (r->in_module) {
+        return;
+    }
+
+    if (r->module == NULL) {
+        gn_http_module_static(r);
+        return;
+    }
+
+    if (r->error_status) {
+        if (r->header_sent) {
+            gn_log_error(GN_LOG_ERR, &c->log, 0, "module \"%s\" failed "
+                         "after its response started: connection closed",
+                         ((gn_mod_t *) r->module)->desc->name);
+            gn_conn_close(c);
+            return;
+        }
+        r->streaming = 0;
+        r->chunked_out = 0;
+        if (gn_http_response_error(r, r->error_status) != GN_OK) {
+            gn_conn_close(c);
+            return;
+        }
+        r->error_status = 0;
+        r->header_sent = 1;
+        gn_http_respond(c);
+        return;
+    }
+
+    if (r->header_sent) {
+        if (c->state == GN_CONN_WRITING && c->write_ready) {
+            gn_http_write(c);
+        }
+        return;
+    }
+
+    if (r->streaming || r->finished) {
+        gn_http_module_head(r);
+        r->header_sent = 1;
+        gn_http_respond(c);
+        return;
+    }
+
+    if (r->body_cb != NULL && c->state != GN_CONN_BODY) {
+        if (!r->has_body || r->body_done) {
+            cb = (gn_body_pt) r->body_cb;
+            r->body_cb = NULL;
+            r->body_done = 1;
+            gn_http_module_enter(r);
+            cb(&gn_api, (gn_request_t *) r, NULL, 0, 1, r->body_arg);
+            gn_http_module_leave(r);
+            return;
+        }
+        gn_http_body_start(c);
+        return;
+    }
+
+    if (c->state != GN_CONN_PENDING && c->state != GN_CONN_BODY) {
+        gn_http_set_state(c, GN_CONN_PENDING, r->loc->send_timeout);
+    }
+}
+
+
+/* ---- the API's response calls ------------------------------------------- */
+
+static gn_int_t
+gn_http_stream_append(gn_http_request_t *r, const void *data, size_t len)
+{
+    size_t   need, cap;
+    u_char  *p;
+
+    if (r->stream_pos == r->stream_last) {
+        r->stream_pos = r->stream_last = 0;
+    }
+
+    need = r->stream_last + len;
+    if (need > r->stream_cap) {
+        if (r->stream_pos > 0) {              /* compact first */
+            memmove(r->stream, r->stream + r->stream_pos,
+                    r->stream_last - r->stream_pos);
+            r->stream_last -= r->stream_pos;
+            r->stream_pos = 0;
+            need = r->stream_last + len;
+        }
+        for (cap = gn_max(r->stream_cap, 4096); cap < need; cap *= 2) {
+            /* void */
+        }
+        if (cap != r->stream_cap) {
+            p = realloc(r->stream, cap);
+            if (p == NULL) {
+                return GN_ERROR;
+            }
+            r->stream = p;
+            r->stream_cap = cap;
+        }
+    }
+
+    memcpy(r->stream + r->stream_last, data, len);
+    r->stream_last += len;
+
+    return GN_OK;
+}
+
+
+static gn_int_t
+gn_http_stream_chunk(gn_http_request_t *r, const void *data, size_t len)
+{
+    char  hex[24];
+    int   n;
+
+    if (len == 0) {
+        return GN_OK;                /* an empty chunk would end the body */
+    }
+
+    if (!r->chunked_out) {
+        return gn_http_stream_append(r, data, len);
+    }
+
+    n = snprintf(hex, sizeof(hex), "%zx\r\n", len);
+    if (gn_http_stream_append(r, hex, (size_t) n) != GN_OK
+        || gn_http_stream_append(r, data, len) != GN_OK
+        || gn_http_stream_append(r, "\r\n", 2) != GN_OK)
+    {
+        return GN_ERROR;
+    }
+
+    return GN_OK;
+}
+
+
+gn_int_t
+gn_http_module_write(gn_http_request_t *r, const void *data, size_t len)
+{
+    u_char  *p;
+
+    if (r->module == NULL || r->finished) {
+        return GN_ERROR;
+    }
+
+    if (len == 0) {
+        return GN_OK;
+    }
+
+    if (r->streaming) {
+        if (gn_http_stream_chunk(r, data, len) != GN_OK) {
+            return GN_ERROR;
+        }
+        gn_http_module_kick(r);
+        return r->stream_last - r->stream_pos > GN_STREAM_HIGH ? GN_AGAIN
+                                                               : GN_OK;
+    }
+
+    p = gn_pnalloc(r->pool, len);
+    if (p == NULL) {
+        return GN_ERROR;
+    }
+    memcpy(p, data, len);
+
+    return gn_http_add_mem(r, p, len);
+}
+
+
+static void
+gn_http_module_close_fd(void *data)
+{
+    close(*(int *) data);
+}
+
+
+gn_int_t
+gn_http_module_send_file(gn_http_request_t *r, const char *path,
+    int64_t offset, int64_t length)
+{
+    gn_pool_cleanup_t  *cln;
+    struct stat         st;
+    int                 fd;
+
+    if (r->module == NULL || r->finished || r->streaming || offset < 0) {
+        return GN_ERROR;
+    }
+
+    fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd == -1) {
+        return GN_ERROR;
+    }
+
+    cln = gn_pool_cleanup_add(r->pool, sizeof(int));
+    if (cln == NULL) {
+        close(fd);
+        return GN_ERROR;
+    }
+    *(int *) cln->data = fd;
+    cln->handler = gn_http_module_close_fd;
+
+    if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) || offset > st.st_size) {
+        return GN_ERROR;
+    }
+
+    if (length < 0 || offset + length > st.st_size) {
+        length = st.st_size - offset;
+    }
+
+    return gn_http_add_file(r, fd, offset, length);
+}
+
+
+gn_int_t
+gn_http_module_flush(gn_http_request_t *r)
+{
+    gn_http_seg_t  *seg;
+    u_char          buf[16384];
+    ssize_t         n;
+    gn_uint_t       i;
+
+    if (r->module == NULL || r->finished) {
+        return GN_ERROR;
+    }
+
+    if (r->streaming) {
+        gn_http_module_kick(r);
+        return GN_OK;
+    }
+
+    r->streaming = 1;
+    r->chunked_out = (r->head.version >= GN_HTTP_VERSION_11);
+
+    /* what was written before becomes the first chunks */
+    for (i = 1; i < r->nsegs; i++) {
+        seg = &r->segs[i];
+        if (seg->fd == -1) {
+            if (gn_http_stream_chunk(r, seg->pos, seg->len) != GN_OK) {
+                return GN_ERROR;
+            }
+            continue;
+        }
+        while (seg->len > 0) {
+            n = pread(seg->fd, buf, gn_min(seg->len, sizeof(buf)), seg->off);
+            if (n <= 0 || gn_http_stream_chunk(r, buf, (size_t) n) != GN_OK) {
+                return GN_ERROR;
+            }
+            seg->off += n;
+            seg->len -= (size_t) n;
+        }
+    }
+    if (r->nsegs > 1) {
+        r->nsegs = 1;
+    }
+
+    gn_http_module_kick(r);
+    return GN_OK;
+}
+
+
+gn_int_t
+gn_http_module_finish(gn_http_request_t *r, int status)
+{
+    if (r->module == NULL || r->finished) {
+        return GN_ERROR;
+    }
+
+    r->finished = 1;
+
+    if (status != GN_OK) {
+        r->error_status = (status >= 400 && status <= 599) ? (gn_uint_t) status
+                                                             : 500;
+    } else if (r->streaming && r->chunked_out && !r->trailer_added) {
+        if (gn_http_stream_append(r, "0\r\n\r\n", 5) != GN_OK) {
+            r->error_status = 500;
+        }
+        r->trailer_added = 1;
+    }
+
+    gn_http_module_kick(r);
+    return GN_OK;
+}
+
+
+gn_int_t
+gn_http_module_read_body(gn_http_request_t *r, void *cb, void *arg)
+{
+    if (r->module == NULL || r->body_cb != NULL || r->finished
+        || cb == NULL)
+    {
+        return GN_ERROR;
+    }
+
+    r->body_cb = cb;
+    r->body_arg = arg;
+    gn_http_module_kick(r);
+
+    return GN_OK;
+}
+
+
+/* A header a module may not set: the server owns framing and identity. */
+static gn_uint_t
+gn_http_module_reserved(const char *name)
+{
+    static const char  *own[] = { "Content-Length", "Transfer-Encoding",
+                                  "Connection", "Keep-Alive", "Date",
+                                  "Server", "Upgrade", "Trailer", NULL };
+    gn_uint_t           i;
+
+    for (i = 0; own[i] != NULL; i++) {
+        if (strcasecmp(name, own[i]) == 0) {
+            return 1;
+        }
+    }
+
+    return 0;
+}
+
+
+gn_int_t
+gn_http_module_header(gn_http_request_t *r, const char *name,
+    const char *value, gn_uint_t replace)
+{
+    gn_http_header_t  *h;
+    gn_str_t           n, v;
+    gn_uint_t          i, j;
+    size_t             k;
+
+    if (r->header_sent || name == NULL || name[0] == '\0'
+        || gn_http_module_reserved(name))
+    {
+        return GN_ERROR;
+    }
+
+    for (k = 0; name[k]; k++) {
+        if (name[k] <= ' ' || name[k] >= 0x7f || strchr("()<>@,;:\\\"/[]?={}",
+                                                        name[k]))
+        {
+            return GN_ERROR;
+        }
+    }
+    for (k = 0; value && value[k]; k++) {
+        if (value[k] == '\r' || value[k] == '\n') {
+            return GN_ERROR;                  /* no header injection */
+        }
+    }
+
+    if (strcasecmp(name, "Content-Type") == 0) {
+        if (value == NULL) {
+            r->content_type.len = 0;
+            return GN_OK;
+        }
+        v.data = (u_char *) value;
+        v.len = strlen(value);
+        return gn_pstrdup(r->pool, &v, &r->content_type) ? GN_OK : GN_ERROR;
+    }
+
+    if (r->resp_headers == NULL) {
+        r->resp_headers = gn_array_create(r->pool, 4,
+                                          sizeof(gn_http_header_t));
+        if (r->resp_headers == NULL) {
+            return GN_ERROR;
+        }
+    }
+
+    if (replace) {
+        h = r->resp_headers->elts;
+        for (i = 0, j = 0; i < r->resp_headers->nelts; i++) {
+            if (h[i].name.len == strlen(name)
+                && strncasecmp((char *) h[i].name.data, name,
+                               h[i].name.len) == 0)
+            {
+                continue;
+            }
+            h[j++] = h[i];
+        }
+        r->resp_headers->nelts = j;
+    }
+
+    if (value == NULL) {
+        return GN_OK;
+    }
+
+    n.data = (u_char *) name;
+    n.len = strlen(name);
+    v.data = (u_char *) value;
+    v.len = strlen(value);
+
+    h = gn_array_push(r->resp_headers);
+    if (h == NULL || gn_pstrdup(r->pool, &n, &h->name) == NULL
+        || gn_pstrdup(r->pool, &v, &h->value) == NULL)
+    {
+        return GN_ERROR;
+    }
+
+    return GN_OK;
+}
+
+
+gn_int_t
+gn_http_module_write_stream(gn_http_request_t *r)
+{
+    gn_conn_t     *c = r->c;
+    struct iovec   iov;
+    ssize_t        n;
+
+    while (r->stream_pos < r->stream_last) {
+        iov.iov_base = r->stream + r->stream_pos;
+        iov.iov_len = r->stream_last - r->stream_pos;
+
+        n = c->ops->writev(c, &iov, 1, 0);
+        if (n == GN_AGAIN) {
+            return GN_AGAIN;
+        }
+        if (n <= 0) {
+            return GN_ERROR;
+        }
+
+        r->stream_pos += (size_t) n;
+        r->bytes_sent += n;
+        gn_timer_set(&c->timer, r->loc->send_timeout);
+    }
+
+    r->stream_pos = r->stream_last = 0;
+
+    return r->finished ? GN_DONE : GN_BUSY;
+}

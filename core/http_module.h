@@ -1,0 +1,39 @@
+/*
+ * Requests served by a module's handler, and the request filters: what
+ * the module asked for through the API (headers, writes, files, flush,
+ * finish, body) turned into the connection's state machine.
+ */
+
+#ifndef GN_CORE_HTTP_MODULE_H_INCLUDED
+#define GN_CORE_HTTP_MODULE_H_INCLUDED
+
+#include "gn_config.h"
+
+#include "http_request.h"
+
+
+#define GN_HTTP_FILTER_HEADERS   0
+#define GN_HTTP_FILTER_MAPPED    1
+#define GN_HTTP_FILTER_LOG       2
+
+/* Runs one kind of filter of every loaded module. Returns GN_OK, or an
+ * HTTP status (400..599) that ends the request, or GN_ERROR (a 500). */
+gn_int_t gn_http_module_filters(gn_http_request_t *r, gn_uint_t which);
+
+/* Runs r->module's handler and what follows from it. */
+void gn_http_module_run(gn_http_request_t *r);
+
+/* From the body reader: a piece of the body, and its end (status GN_OK)
+ * or failure (400 or 413). */
+void gn_http_module_body(gn_http_request_t *r, u_char *data, size_t len);
+void gn_http_module_body_done(gn_http_request_t *r, gn_uint_t status);
+
+/* Schedules the request's next step after module code changed it. */
+void gn_http_module_kick(gn_http_request_t *r);
+
+/* From the writer, after the head: sends streamed bytes. GN_DONE when
+ * the response is complete, GN_BUSY when all is sent but the module will
+ * write more, GN_AGAIN, or GN_ERROR. */
+gn_int_t gn_http_module_write_stream(gn_http_request_t *r);
+
+#endif /* GN_CORE_HTTP_MODULE_H_INCLUDED */

@@ -1,0 +1,63 @@
+/*
+ * Modules: loading (dlopen in the master, ABI checks), their typed
+ * directives and per-location configuration, the `handler` directive,
+ * and calling their hooks.
+ */
+
+#ifndef GN_CORE_MODULE_H_INCLUDED
+#define GN_CORE_MODULE_H_INCLUDED
+
+#include "gn_config.h"
+
+#include <gannet/module.h>
+
+#include "cycle.h"
+
+
+typedef struct {
+    const gn_module_t   *desc;
+    gn_str_t             path;
+    void                *handle;      /* dlopen */
+    gn_uint_t            index;       /* in cycle->modules */
+    gn_uint_t            ndirectives;
+    gn_conf_cmd_t       *cmds;        /* its directives for the parser */
+} gn_mod_t;
+
+/* One module's configuration at one level (main, server, location). */
+typedef struct {
+    void                *conf;        /* conf_size bytes */
+    uint64_t             set;         /* directives given at this level */
+} gn_mod_conf_t;
+
+/* A `handler NAME .ext ...;` entry. */
+typedef struct {
+    gn_str_t             ext;         /* empty: every URI */
+    gn_mod_t            *mod;
+} gn_mod_handler_t;
+
+
+/* The core directives this file adds (load_module, handler). */
+extern const gn_conf_cmd_t  gn_module_commands[];
+
+/* Config time: module conf slots for a new level; merging; checks.
+ * Return GN_OK or GN_ERROR with cf->err filled. */
+gn_int_t gn_module_loc_init(gn_conf_t *cf, gn_loc_conf_t *lc);
+gn_int_t gn_module_loc_merge(gn_conf_t *cf, gn_loc_conf_t *lc,
+    gn_loc_conf_t *prev);
+
+/* The module whose handler serves this URI in this location, or NULL. */
+gn_mod_t *gn_module_handler_for(gn_loc_conf_t *lc, const gn_str_t *uri);
+
+/* init_master (master, before fork) / init_child / exit_child of every
+ * loaded module, in load order. */
+gn_int_t gn_module_init_master(gn_cycle_t *cycle, gn_log_t *log);
+gn_int_t gn_module_init_child(gn_cycle_t *cycle);
+void gn_module_exit_child(gn_cycle_t *cycle);
+
+/* The module's conf struct for a location (NULL if it has none). */
+void *gn_module_conf(gn_loc_conf_t *lc, const gn_module_t *desc);
+
+/* Dlclose everything the cycle loaded (master, on release). */
+void gn_module_unload(gn_cycle_t *cycle);
+
+#endif /* GN_CORE_MODULE_H_INCLUDED */
