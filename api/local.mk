@@ -1,3 +1,23 @@
-# Public module ABI headers, installed as <gannet/...>.
+# Public module ABI headers, installed as <gannet/...>, and the pkg-config
+# file for building modules out of the tree.
 gannetincludedir = $(includedir)/gannet
-gannetinclude_HEADERS = %reldir%/gannet/types.h
+gannetinclude_HEADERS = \
+    %reldir%/gannet/types.h \
+    %reldir%/gannet/abi.h \
+    %reldir%/gannet/module.h
+
+pkgconfigdir = $(libdir)/pkgconfig
+pkgconfig_DATA = %reldir%/gannet.pc
+CLEANFILES += %reldir%/gannet.pc
+EXTRA_DIST += %reldir%/gannet.pc.in
+
+# make-time substitution (expanded paths; the ABI version from abi.h)
+%reldir%/gannet.pc: %reldir%/gannet.pc.in $(top_srcdir)/%reldir%/gannet/abi.h Makefile
+	$(AM_V_GEN)$(MKDIR_P) %reldir% && \
+	major=`$(SED) -n 's/^#define GN_ABI_MAJOR *\([0-9]*\).*/\1/p' $(top_srcdir)/%reldir%/gannet/abi.h` && \
+	minor=`$(SED) -n 's/^#define GN_ABI_MINOR *\([0-9]*\).*/\1/p' $(top_srcdir)/%reldir%/gannet/abi.h` && \
+	$(SED) -e 's|@prefix[@]|$(prefix)|g' -e 's|@exec_prefix[@]|$(exec_prefix)|g' \
+	    -e 's|@libdir[@]|$(libdir)|g' -e 's|@includedir[@]|$(includedir)|g' \
+	    -e 's|@PACKAGE_VERSION[@]|$(PACKAGE_VERSION)|g' \
+	    -e "s|@GN_ABI_MAJOR[@]|$$major|g" -e "s|@GN_ABI_MINOR[@]|$$minor|g" \
+	    $(top_srcdir)/%reldir%/gannet.pc.in >$@.tmp && mv $@.tmp $@

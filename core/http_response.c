@@ -200,6 +200,26 @@ gn_http_error_page(gn_http_request_t *r, gn_uint_t status)
 }
 
 
+static gn_uint_t
+gn_http_has_resp_header(gn_http_request_t *r, const char *name)
+{
+    gn_http_header_t  *h;
+    gn_uint_t          i;
+    size_t             n = strlen(name);
+
+    for (i = 0; r->resp_headers && i < r->resp_headers->nelts; i++) {
+        h = &((gn_http_header_t *) r->resp_headers->elts)[i];
+        if (h->name.len == n
+            && gn_strncasecmp(h->name.data, (u_char *) name, n) == 0)
+        {
+            return 1;
+        }
+    }
+
+    return 0;
+}
+
+
 gn_int_t
 gn_http_response_error(gn_http_request_t *r, gn_uint_t status)
 {
@@ -222,7 +242,8 @@ gn_http_response_error(gn_http_request_t *r, gn_uint_t status)
     r->nsegs = 0;
     gn_str_set(&r->content_type, "text/html");
 
-    if (status == 405) {
+    if (status == 405 && !gn_http_has_resp_header(r, "Allow")) {
+        /* the static files' methods, unless a module said otherwise */
         gn_str_set(&r->extra_headers, "Allow: GET, HEAD, OPTIONS\r\n");
     } else if (status != 416) {
         r->extra_headers.len = 0;

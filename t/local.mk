@@ -10,6 +10,8 @@ AM_T_LOG_FLAGS = -I$(top_srcdir)/t/lib
 AM_TESTS_ENVIRONMENT = \
     GN_BIN='$(abs_top_builddir)/core/gannet'; \
     GN_CERTS='$(abs_top_builddir)/t/certs'; export GN_CERTS; \
+    GN_MODDIR='$(abs_top_builddir)/modules/.libs'; export GN_MODDIR; \
+    GN_TMODDIR='$(abs_top_builddir)/t/modules/.libs'; export GN_TMODDIR; \
     GN_BUILDDIR='$(abs_top_builddir)'; \
     GN_SRCDIR='$(abs_top_srcdir)'; \
     export GN_BIN GN_BUILDDIR GN_SRCDIR;
@@ -60,6 +62,10 @@ GN_INTEG_TESTS = \
     %reldir%/integ/22-tls-session-cache.t \
     %reldir%/integ/23-tls-tickets.t \
     %reldir%/integ/24-tls-cache-lock.t \
+    %reldir%/integ/40-module-load.t \
+    %reldir%/integ/41-module-content.t \
+    %reldir%/integ/43-status.t \
+    %reldir%/integ/44-module-outoftree.t \
     %reldir%/integ/50-prefork.t \
     %reldir%/integ/51-reload.t \
     %reldir%/integ/52-shutdown.t \
@@ -84,3 +90,54 @@ clean-local-certs:
 TESTS += $(GN_UNIT_TESTS) $(GN_INTEG_TESTS)
 EXTRA_DIST += $(GN_INTEG_TESTS) %reldir%/lib/GnTest.pm %reldir%/lib/GnTLS.pm \
     %reldir%/mkcerts.sh
+
+# Test modules: built for the tests, never installed (-rpath /nowhere).
+GN_TMOD_LDFLAGS = -module -avoid-version -no-undefined -rpath /nowhere \
+    -export-symbols-regex '^gn_module_'
+GN_TMODS = info abi2 abi_v2sym newminor badmagic small nosym crash old
+check_LTLIBRARIES += \
+    %reldir%/modules/mod_t_info.la %reldir%/modules/mod_t_abi2.la \
+    %reldir%/modules/mod_t_abi_v2sym.la %reldir%/modules/mod_t_newminor.la \
+    %reldir%/modules/mod_t_badmagic.la %reldir%/modules/mod_t_small.la \
+    %reldir%/modules/mod_t_nosym.la %reldir%/modules/mod_t_crash.la \
+    %reldir%/modules/mod_t_old.la
+
+%canon_reldir%_modules_mod_t_info_la_SOURCES = %reldir%/modules/mod_t_info.c
+%canon_reldir%_modules_mod_t_info_la_CPPFLAGS = $(GN_MOD_CPPFLAGS)
+%canon_reldir%_modules_mod_t_info_la_CFLAGS = $(GN_MOD_CFLAGS)
+%canon_reldir%_modules_mod_t_info_la_LDFLAGS = $(GN_TMOD_LDFLAGS)
+%canon_reldir%_modules_mod_t_abi2_la_SOURCES = %reldir%/modules/mod_t_abi2.c
+%canon_reldir%_modules_mod_t_abi2_la_CPPFLAGS = $(GN_MOD_CPPFLAGS)
+%canon_reldir%_modules_mod_t_abi2_la_CFLAGS = $(GN_MOD_CFLAGS)
+%canon_reldir%_modules_mod_t_abi2_la_LDFLAGS = $(GN_TMOD_LDFLAGS)
+%canon_reldir%_modules_mod_t_abi_v2sym_la_SOURCES = %reldir%/modules/mod_t_abi_v2sym.c
+%canon_reldir%_modules_mod_t_abi_v2sym_la_CPPFLAGS = $(GN_MOD_CPPFLAGS)
+%canon_reldir%_modules_mod_t_abi_v2sym_la_CFLAGS = $(GN_MOD_CFLAGS)
+%canon_reldir%_modules_mod_t_abi_v2sym_la_LDFLAGS = $(GN_TMOD_LDFLAGS)
+%canon_reldir%_modules_mod_t_newminor_la_SOURCES = %reldir%/modules/mod_t_newminor.c
+%canon_reldir%_modules_mod_t_newminor_la_CPPFLAGS = $(GN_MOD_CPPFLAGS)
+%canon_reldir%_modules_mod_t_newminor_la_CFLAGS = $(GN_MOD_CFLAGS)
+%canon_reldir%_modules_mod_t_newminor_la_LDFLAGS = $(GN_TMOD_LDFLAGS)
+%canon_reldir%_modules_mod_t_badmagic_la_SOURCES = %reldir%/modules/mod_t_badmagic.c
+%canon_reldir%_modules_mod_t_badmagic_la_CPPFLAGS = $(GN_MOD_CPPFLAGS)
+%canon_reldir%_modules_mod_t_badmagic_la_CFLAGS = $(GN_MOD_CFLAGS)
+%canon_reldir%_modules_mod_t_badmagic_la_LDFLAGS = $(GN_TMOD_LDFLAGS)
+%canon_reldir%_modules_mod_t_small_la_SOURCES = %reldir%/modules/mod_t_small.c
+%canon_reldir%_modules_mod_t_small_la_CPPFLAGS = $(GN_MOD_CPPFLAGS)
+%canon_reldir%_modules_mod_t_small_la_CFLAGS = $(GN_MOD_CFLAGS)
+%canon_reldir%_modules_mod_t_small_la_LDFLAGS = $(GN_TMOD_LDFLAGS)
+%canon_reldir%_modules_mod_t_nosym_la_SOURCES = %reldir%/modules/mod_t_nosym.c
+%canon_reldir%_modules_mod_t_nosym_la_CPPFLAGS = $(GN_MOD_CPPFLAGS)
+%canon_reldir%_modules_mod_t_nosym_la_CFLAGS = $(GN_MOD_CFLAGS)
+%canon_reldir%_modules_mod_t_nosym_la_LDFLAGS = $(GN_TMOD_LDFLAGS)
+%canon_reldir%_modules_mod_t_crash_la_SOURCES = %reldir%/modules/mod_t_crash.c
+%canon_reldir%_modules_mod_t_crash_la_CPPFLAGS = $(GN_MOD_CPPFLAGS)
+%canon_reldir%_modules_mod_t_crash_la_CFLAGS = $(GN_MOD_CFLAGS)
+%canon_reldir%_modules_mod_t_crash_la_LDFLAGS = $(GN_TMOD_LDFLAGS)
+# built against the 1.0 headers as released: an old module on this server
+%canon_reldir%_modules_mod_t_old_la_SOURCES = %reldir%/modules/mod_t_old.c
+%canon_reldir%_modules_mod_t_old_la_CPPFLAGS = -I$(top_srcdir)/%reldir%/modules/abi-1.0
+%canon_reldir%_modules_mod_t_old_la_CFLAGS = $(GN_MOD_CFLAGS)
+%canon_reldir%_modules_mod_t_old_la_LDFLAGS = $(GN_TMOD_LDFLAGS)
+
+EXTRA_DIST += %reldir%/modules/abi-1.0

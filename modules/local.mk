@@ -1,0 +1,22 @@
+# Modules built with the tree. They compile against api/ only (no core/
+# header is on their include path), export exactly one symbol, and are
+# installed into $(pkglibdir).
+
+GN_MOD_CPPFLAGS = -I$(top_srcdir)/api
+GN_MOD_CFLAGS = $(GN_CFLAGS) -fvisibility=hidden
+GN_MOD_LDFLAGS = -module -avoid-version -no-undefined \
+    -export-symbols-regex '^gn_module_'
+
+pkglib_LTLIBRARIES = \
+    %reldir%/mod_example.la \
+    %reldir%/mod_status.la
+
+%canon_reldir%_mod_example_la_SOURCES = %reldir%/example/mod_example.c
+%canon_reldir%_mod_example_la_CPPFLAGS = $(GN_MOD_CPPFLAGS)
+%canon_reldir%_mod_example_la_CFLAGS = $(GN_MOD_CFLAGS)
+%canon_reldir%_mod_example_la_LDFLAGS = $(GN_MOD_LDFLAGS)
+
+%canon_reldir%_mod_status_la_SOURCES = %reldir%/status/mod_status.c
+%canon_reldir%_mod_status_la_CPPFLAGS = $(GN_MOD_CPPFLAGS)
+%canon_reldir%_mod_status_la_CFLAGS = $(GN_MOD_CFLAGS)
+%canon_reldir%_mod_status_la_LDFLAGS = $(GN_MOD_LDFLAGS)

@@ -1,0 +1,1443 @@
+/*
+ * mod_status: the scoreboard as a page.
+ *
+ *     load_module modules/mod_status.so;
+ *     location = /status {
+ *         handler status;
+ *         status_allow "127.0.0.1 ::1 10.0.0.0/8";   # the default: local
+ *         status_refresh 5s;                          # HTML only; 0: none
+ *     }
+ *     status_sample_interval 10s;                     # main only
+ *
+ * GET /status                     HTML: totals, one row per child, the TLS
+ *                                 session cache, inline SVG charts of the
+ *                                 last 60 samples (no script, no external
+ *                                 resource)
+ * GET /status?format=json         application/json, the shape below
+ * GET /status?format=prometheus   text/plain; version=0.0.4
+ *
+ * JSON shape (stable: members are only ever added):
+ *
+ *   { "version": "gannet/x.y.z", "module_version": "1.0",
+ *     "time": unix, "started": unix, "uptime": s, "master_pid": n,
+ *     "generation": n, "children_configured": n,
+ *     "children": [ { "slot", "pid", "state" ("starting" | "running" |
+ *         "draining" | "unknown"), "generation", "started", "uptime",
+ *         "connections", "accepted", "requests", "bytes_in", "bytes_out",
+ *         "responses": { "1xx" .. "5xx" },
+ *         "tls": { "full", "resumed", "failed" } } ],
+ *     "totals": { "children", "connections", "accepted", "requests",
+ *         "bytes_in", "bytes_out", "responses": {..}, "tls": {..} },
+ *     "tls_session_cache": { "enabled", "entries", "used", "stores",
+ *         "hits", "misses", "evictions" },
+ *     "history_interval": s (0: sampling off),
+ *     "history": [ { "t" (unix time with a ms fraction), "requests",
+ *         "bytes_in", "bytes_out", "connections", "responses_5xx",
+ *         "children" } ] }
+ *
+ * Totals are sums over the children alive now: a replaced child takes its
+ * counters with it. History samples hold those totals at time t, oldest
+ * first; rates are differences of neighbouring samples.
+ *
+ * History: init_master maps a ring of GN_STATUS_SAMPLES samples
+ * (MAP_SHARED, so every child sees the same one); each child arms a timer
+ * aligned to the sample interval and the first child to wake for a
+ * sample period claims it with a compare-and-swap and records the totals.
+ *
+ * Access: status_allow takes addresses and CIDR prefixes (IPv4, IPv6,
+ * IPv4-mapped IPv6; "all" matches everyone) separated by spaces or
+ * commas, matched against REMOTE_ADDR; other clients get 403 (an empty
+ * list: nobody; an invalid token: 500 and an [error] line). It is a
+ * stopgap: once the core allow/deny rules land, configure those and set
+ * `status_allow all;`.
+ */
+
+#include <arpa/inet.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/time.h>
+#include <time.h>
+
+#include <gannet/module.h>
+
+
+#define GN_STATUS_VERSION    "1.0"
+#define GN_STATUS_SAMPLES    60
+#define GN_STATUS_MAGIC      0x47535452494e4731ULL
+#define GN_STATUS_BUSY       ((uint64_t) 1 << 63)
+#define GN_STATUS_SKEW       25           /* ms after the period starts */
+#define GN_STATUS_CHUNK      16384
+#define GN_STATUS_TOKEN      64
+
+#define GN_STATUS_HTML       0
+#define GN_STATUS_JSON       1
+#define GN_STATUS_PROM       2
+
+#define GN_STATUS_CHART_W    600
+#define GN_STATUS_CHART_H    80
+
+
+typedef struct {
+    const char          *allow;        /* status_allow */
+    int64_t              refresh;      /* status_refresh, ms */
+    int64_t              interval;     /* status_sample_interval, ms */
+} gn_status_conf_t;
+
+
+/* One sample. `period` is the sample period number + 1 (0: empty); while
+ * a writer fills the other fields it carries GN_STATUS_BUSY. */
+typedef struct {
+    uint64_t             period;
+    uint64_t             msec;         /* unix time of the sample, ms */
+    uint64_t             requests;
+    uint64_t             bytes_in;
+    uint64_t             bytes_out;
+    uint64_t             connections;
+    uint64_t             errors;       /* 5xx responses */
+    uint64_t             children;
+} gn_status_sample_t;
+
+typedef struct {
+    uint64_t             magic;
+    uint64_t             interval;     /* ms */
+    gn_status_sample_t   samples[GN_STATUS_SAMPLES];
+} gn_status_ring_t;
+
+
+/* An IPv4 rule is kept as IPv4 (4 bytes); an IPv4-mapped IPv6 client or
+ * rule is turned into IPv4 so that both spellings match. */
+typedef struct {
+    int                  family;       /* AF_INET, AF_INET6, 0: all */
+    unsigned char        addr[16];
+    unsigned             bits;
+} gn_status_cidr_t;
+
+/* Response body in request-memory chunks handed to api->write. */
+typedef struct {
+    const gn_api_t      *api;
+    gn_request_t        *r;
+    char                *buf;
+    size_t               len;
+    size_t               size;
+    int                  failed;
+} gn_status_out_t;
+
+typedef struct {
+    gn_server_stats_t    server;
+    int                  have_server;
+    gn_child_stats_t    *child;
+    int                  nchild;
+    gn_child_stats_t     total;
+    uint64_t             now;          /* unix seconds */
+    uint64_t             interval;     /* ms; 0: no history */
+    gn_status_sample_t   hist[GN_STATUS_SAMPLES];
+    int                  nhist;
+} gn_status_snap_t;
+
+
+static const gn_module_t  gn_status_module;
+
+static gn_status_ring_t  *gn_status_ring;
+static uint64_t           gn_status_interval;
+static gn_mtimer_t       *gn_status_timer;
+static int                gn_status_exiting;
+
+static const char  *gn_status_states[] = {
+    "unknown", "starting", "running", "draining"
+};
+
+
+/* ---- time, addresses ---------------------------------------------------- */
+
+static uint64_t
+gn_status_now_ms(void)
+{
+    struct timeval  tv;
+
+    gettimeofday(&tv, NULL);
+    return (uint64_t) tv.tv_sec * 1000 + (uint64_t) tv.tv_usec / 1000;
+}
+
+
+/* Text to address: IPv4, IPv6 (a "%zone" suffix and brackets are
+ * ignored); IPv4-mapped IPv6 comes back as IPv4. Returns 0 or -1. */
+static int
+gn_status_parse_addr(const char *p, size_t len, gn_status_cidr_t *a)
+{
+    char  text[GN_STATUS_TOKEN];
+
+    if (len >= 2 && p[0] == '[' && p[len - 1] == ']') {
+        p++;
+        len -= 2;
+    }
+
+    if (len == 0 || len >= sizeof(text)) {
+        return -1;
+    }
+
+    memcpy(text, p, len);
+    text[len] = '\0';
+
+    if (memchr(text, ':', len) == NULL) {
+        a->family = AF_INET;
+        a->bits = 32;
+        return inet_pton(AF_INET, text, a->addr) == 1 ? 0 : -1;
+    }
+
+    p = memchr(text, '%', len);
+    if (p != NULL) {
+        text[p - text] = '\0';
+    }
+
+    a->family = AF_INET6;
+    a->bits = 128;
+    if (inet_pton(AF_INET6, text, a->addr) != 1) {
+        return -1;
+    }
+
+    if (memcmp(a->addr, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12) == 0) {
+        memmove(a->addr, a->addr + 12, 4);
+        a->family = AF_INET;
+        a->bits = 32;
+    }
+
+    return 0;
+}
+
+
+/* One status_allow token: "all", ADDR or ADDR/BITS. A mapped IPv6 prefix
+ * of 96 bits or more becomes the IPv4 prefix it covers; a shorter one
+ * stays IPv6 (and so matches no IPv4 client). Returns 0 or -1. */
+static int
+gn_status_parse_cidr(const char *p, size_t len, gn_status_cidr_t *c)
+{
+    const char  *slash;
+    size_t       alen, i;
+    unsigned     bits, max;
+    int          mapped;
+
+    if (len == 3 && memcmp(p, "all", 3) == 0) {
+        c->family = 0;
+        return 0;
+    }
+
+    slash = memchr(p, '/', len);
+    alen = slash ? (size_t) (slash - p) : len;
+
+    if (memchr(p, '%', alen) != NULL) {
+        return -1;
+    }
+
+    mapped = memchr(p, ':', alen) != NULL;
+
+    if (gn_status_parse_addr(p, alen, c) != 0) {
+        return -1;
+    }
+
+    mapped = mapped && c->family == AF_INET;
+
+    if (slash == NULL) {
+        return 0;
+    }
+
+    i = alen + 1;
+    if (i == len || len - i > 3) {
+        return -1;
+    }
+
+    bits = 0;
+    for ( /* void */ ; i < len; i++) {
+        if (p[i] < '0' || p[i] > '9') {
+            return -1;
+        }
+        bits = bits * 10 + (unsigned) (p[i] - '0');
+    }
+
+    max = (c->family == AF_INET && !mapped) ? 32 : 128;
+    if (bits > max) {
+        return -1;
+    }
+
+    if (mapped) {
+        if (bits < 96) {
+            /* ::ffff:0:0/95 and shorter: a real IPv6 prefix */
+            memmove(c->addr + 12, c->addr, 4);
+            memcpy(c->addr, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12);
+            c->family = AF_INET6;
+        } else {
+            bits -= 96;
+        }
+    }
+
+    c->bits = bits;
+    return 0;
+}
+
+
+static int
+gn_status_cidr_match(const gn_status_cidr_t *c, const gn_status_cidr_t *a)
+{
+    unsigned       full, rest;
+    unsigned char  mask;
+
+    if (c->family == 0) {
+        return 1;
+    }
+
+    if (c->family != a->family) {
+        return 0;
+    }
+
+    full = c->bits / 8;
+    rest = c->bits % 8;
+
+    if (memcmp(c->addr, a->addr, full) != 0) {
+        return 0;
+    }
+
+    if (rest == 0) {
+        return 1;
+    }
+
+    mask = (unsigned char) (0xff << (8 - rest));
+    return (c->addr[full] & mask) == (a->addr[full] & mask);
+}
+
+
+/* Returns 1 if the client address matches the list, 0 if not, -1 if the
+ * list has an invalid token (copied into err). A client address that is
+ * not IP (empty, unix socket) matches only "all". */
+static int
+gn_status_allowed(const char *list, const char *addr, size_t alen,
+    char *err, size_t errlen)
+{
+    const char        *p, *end;
+    size_t             n;
+    int                have_client, allow;
+    gn_status_cidr_t   client, rule;
+
+    have_client = gn_status_parse_addr(addr, alen, &client) == 0;
+    allow = 0;
+
+    p = list;
+    for ( ;; ) {
+        p += strspn(p, " \t,");
+        if (*p == '\0') {
+            break;
+        }
+
+        n = strcspn(p, " \t,");
+        end = p + n;
+
+        if (gn_status_parse_cidr(p, n, &rule) != 0) {
+            snprintf(err, errlen, "%.*s", (int) (n < 80 ? n : 80), p);
+            return -1;
+        }
+
+        if (!allow) {
+            allow = (rule.family == 0)
+                    || (have_client && gn_status_cidr_match(&rule, &client));
+        }
+
+        p = end;
+    }
+
+    return allow;
+}
+
+
+/* ---- history ------------------------------------------------------------ */
+
+/* Sums the live children into *t (slot -1). Returns how many live. */
+static int
+gn_status_collect(const gn_api_t *api, gn_child_stats_t *out, int max,
+    gn_child_stats_t *t)
+{
+    gn_child_stats_t  cs;
+    int               slot, nslots, n, i;
+
+    memset(t, 0, sizeof(gn_child_stats_t));
+    t->slot = -1;
+
+    n = 0;
+    nslots = api->max_slots();
+
+    for (slot = 0; slot < nslots; slot++) {
+        memset(&cs, 0, sizeof(gn_child_stats_t));
+        if (api->child_stats(slot, &cs) != 1) {
+            continue;
+        }
+
+        t->connections += cs.connections;
+        t->accepted += cs.accepted;
+        t->requests += cs.requests;
+        t->bytes_in += cs.bytes_in;
+        t->bytes_out += cs.bytes_out;
+        for (i = 0; i < 6; i++) {
+            t->status[i] += cs.status[i];
+        }
+        t->tls_full += cs.tls_full;
+        t->tls_resumed += cs.tls_resumed;
+        t->tls_failed += cs.tls_failed;
+
+        if (out != NULL && n < max) {
+            out[n] = cs;
+        }
+        n++;
+    }
+
+    return n;
+}
+
+
+/* Child, from the timer: records this period's sample unless another
+ * child already did (or is doing) it. */
+static void
+gn_status_sample(const gn_api_t *api)
+{
+    uint64_t             now, period, old;
+    gn_child_stats_t     t;
+    gn_status_sample_t  *s;
+    int                  n;
+
+    now = gn_status_now_ms();
+    period = now / gn_status_interval + 1;
+    s = &gn_status_ring->samples[period % GN_STATUS_SAMPLES];
+
+    old = __atomic_load_n(&s->period, __ATOMIC_ACQUIRE);
+    if ((old & ~GN_STATUS_BUSY) >= period) {
+        return;
+    }
+
+    if (!__atomic_compare_exchange_n(&s->period, &old,
+                                     period | GN_STATUS_BUSY, 0,
+                                     __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+    {
+        return;
+    }
+
+    n = gn_status_collect(api, NULL, 0, &t);
+
+    __atomic_store_n(&s->msec, now, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->requests, t.requests, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->bytes_in, t.bytes_in, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->bytes_out, t.bytes_out, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->connections, t.connections, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->errors, t.status[5], __ATOMIC_RELAXED);
+    __atomic_store_n(&s->children, (uint64_t) n, __ATOMIC_RELAXED);
+
+    __atomic_store_n(&s->period, period, __ATOMIC_RELEASE);
+}
+
+
+static void gn_status_tick(const gn_api_t *api, gn_mtimer_t *t, void *arg);
+
+
+/* Child: the next tick just after the next period starts, so that all
+ * children wake together and the first one takes the sample. */
+static void
+gn_status_arm(const gn_api_t *api)
+{
+    uint64_t  now, delay;
+
+    now = gn_status_now_ms();
+    delay = gn_status_interval - now % gn_status_interval + GN_STATUS_SKEW;
+
+    gn_status_timer = api->timer_add(NULL, delay, gn_status_tick, NULL);
+    if (gn_status_timer == NULL) {
+        api->log(NULL, GN_LOG_ERR, "status: timer_add(%" PRIu64 ") failed",
+                 delay);
+    }
+}
+
+
+static void
+gn_status_tick(const gn_api_t *api, gn_mtimer_t *t, void *arg)
+{
+    gn_child_stats_t  cs;
+
+    (void) t;
+    (void) arg;
+
+    gn_status_timer = NULL;
+
+    if (gn_status_exiting) {
+        return;
+    }
+
+    gn_status_sample(api);
+
+    /* a draining child takes no more samples: its timer must not keep
+     * it alive */
+    memset(&cs, 0, sizeof(gn_child_stats_t));
+    if (api->child_stats(api->child_slot(), &cs) == 1
+        && cs.state == GN_CHILD_DRAINING)
+    {
+        return;
+    }
+
+    gn_status_arm(api);
+}
+
+
+/* The samples of the last GN_STATUS_SAMPLES periods, oldest first. A
+ * sample being written (or torn by a concurrent writer) is left out. */
+static int
+gn_status_history(gn_status_sample_t *out)
+{
+    gn_status_sample_t   *s, c, tmp;
+    uint64_t              now, first, p1, p2;
+    int                   i, j, n;
+
+    if (gn_status_ring == NULL || gn_status_interval == 0) {
+        return 0;
+    }
+
+    now = gn_status_now_ms() / gn_status_interval + 1;
+    first = now >= GN_STATUS_SAMPLES ? now - GN_STATUS_SAMPLES + 1 : 0;
+    n = 0;
+
+    for (i = 0; i < GN_STATUS_SAMPLES; i++) {
+        s = &gn_status_ring->samples[i];
+
+        p1 = __atomic_load_n(&s->period, __ATOMIC_ACQUIRE);
+        if (p1 == 0 || (p1 & GN_STATUS_BUSY) || p1 < first || p1 > now) {
+            continue;
+        }
+
+        c.period = p1;
+        c.msec = __atomic_load_n(&s->msec, __ATOMIC_RELAXED);
+        c.requests = __atomic_load_n(&s->requests, __ATOMIC_RELAXED);
+        c.bytes_in = __atomic_load_n(&s->bytes_in, __ATOMIC_RELAXED);
+        c.bytes_out = __atomic_load_n(&s->bytes_out, __ATOMIC_RELAXED);
+        c.connections = __atomic_load_n(&s->connections, __ATOMIC_RELAXED);
+        c.errors = __atomic_load_n(&s->errors, __ATOMIC_RELAXED);
+        c.children = __atomic_load_n(&s->children, __ATOMIC_RELAXED);
+
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        p2 = __atomic_load_n(&s->period, __ATOMIC_RELAXED);
+        if (p1 != p2) {
+            continue;
+        }
+
+        out[n++] = c;
+    }
+
+    /* insertion sort by period: at most 60 */
+    for (i = 1; i < n; i++) {
+        tmp = out[i];
+        for (j = i; j > 0 && out[j - 1].period > tmp.period; j--) {
+            out[j] = out[j - 1];
+        }
+        out[j] = tmp;
+    }
+
+    return n;
+}
+
+
+/* ---- output ------------------------------------------------------------- */
+
+static void
+gn_status_flush(gn_status_out_t *o)
+{
+    if (o->len > 0 && !o->failed) {
+        if (o->api->write(o->r, o->buf, o->len) != GN_OK) {
+            o->failed = 1;
+        }
+    }
+
+    if (o->buf != NULL) {
+        o->buf += o->len;
+        o->size -= o->len;
+        o->len = 0;
+    }
+}
+
+
+static void
+gn_status_reserve(gn_status_out_t *o, size_t need)
+{
+    size_t  size;
+
+    gn_status_flush(o);
+
+    if (o->size >= need) {
+        return;
+    }
+
+    size = need > GN_STATUS_CHUNK ? need : GN_STATUS_CHUNK;
+    o->buf = o->api->request_alloc(o->r, size);
+    o->size = o->buf ? size : 0;
+    if (o->buf == NULL) {
+        o->failed = 1;
+    }
+}
+
+
+static void gn_status_printf(gn_status_out_t *o, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void
+gn_status_printf(gn_status_out_t *o, const char *fmt, ...)
+{
+    va_list  ap;
+    int      n;
+
+    if (o->failed) {
+        return;
+    }
+
+    va_start(ap, fmt);
+    n = vsnprintf(o->buf + o->len, o->size - o->len, fmt, ap);
+    va_end(ap);
+
+    if (n < 0) {
+        o->failed = 1;
+        return;
+    }
+
+    if ((size_t) n < o->size - o->len) {
+        o->len += (size_t) n;
+        return;
+    }
+
+    gn_status_reserve(o, (size_t) n + 1);
+    if (o->failed) {
+        return;
+    }
+
+    va_start(ap, fmt);
+    n = vsnprintf(o->buf, o->size, fmt, ap);
+    va_end(ap);
+
+    o->len = (size_t) n;
+}
+
+
+/* A JSON string (the quotes included); bytes >= 0x80 pass as they are. */
+static void
+gn_status_json_str(gn_status_out_t *o, const char *s)
+{
+    gn_status_printf(o, "\"");
+
+    for ( /* void */ ; *s != '\0'; s++) {
+        if (*s == '"' || *s == '\\') {
+            gn_status_printf(o, "\\%c", *s);
+        } else if ((unsigned char) *s < 0x20 || *s == 0x7f) {
+            gn_status_printf(o, "\\u%04x", (unsigned char) *s);
+        } else {
+            gn_status_printf(o, "%c", *s);
+        }
+    }
+
+    gn_status_printf(o, "\"");
+}
+
+
+static void
+gn_status_html_str(gn_status_out_t *o, const char *s)
+{
+    for ( /* void */ ; *s != '\0'; s++) {
+        switch (*s) {
+        case '&':  gn_status_printf(o, "&amp;");  break;
+        case '<':  gn_status_printf(o, "&lt;");   break;
+        case '>':  gn_status_printf(o, "&gt;");   break;
+        case '"':  gn_status_printf(o, "&quot;"); break;
+        case '\'': gn_status_printf(o, "&#39;");  break;
+        default:
+            if ((unsigned char) *s >= 0x20 && *s != 0x7f) {
+                gn_status_printf(o, "%c", *s);
+            }
+        }
+    }
+}
+
+
+/* A Prometheus label value: backslash, quote and newline escaped. */
+static void
+gn_status_prom_str(gn_status_out_t *o, const char *s)
+{
+    for ( /* void */ ; *s != '\0'; s++) {
+        if (*s == '\\' || *s == '"') {
+            gn_status_printf(o, "\\%c", *s);
+        } else if (*s == '\n') {
+            gn_status_printf(o, "\\n");
+        } else {
+            gn_status_printf(o, "%c", *s);
+        }
+    }
+}
+
+
+static const char *
+gn_status_state(uint32_t state)
+{
+    return state < sizeof(gn_status_states) / sizeof(gn_status_states[0])
+           ? gn_status_states[state] : gn_status_states[0];
+}
+
+
+static uint64_t
+gn_status_age(uint64_t now, uint64_t started)
+{
+    return (started != 0 && now > started) ? now - started : 0;
+}
+
+
+/* ---- JSON ---------------------------------------------------------------- */
+
+static void
+gn_status_json_counters(gn_status_out_t *o, const gn_child_stats_t *c)
+{
+    gn_status_printf(o,
+        "\"connections\":%" PRIu64 ",\"accepted\":%" PRIu64 ","
+        "\"requests\":%" PRIu64 ",\"bytes_in\":%" PRIu64 ","
+        "\"bytes_out\":%" PRIu64 ","
+        "\"responses\":{\"1xx\":%" PRIu64 ",\"2xx\":%" PRIu64
+        ",\"3xx\":%" PRIu64 ",\"4xx\":%" PRIu64 ",\"5xx\":%" PRIu64 "},"
+        "\"tls\":{\"full\":%" PRIu64 ",\"resumed\":%" PRIu64
+        ",\"failed\":%" PRIu64 "}",
+        c->connections, c->accepted, c->requests, c->bytes_in, c->bytes_out,
+        c->status[1], c->status[2], c->status[3], c->status[4], c->status[5],
+        c->tls_full, c->tls_resumed, c->tls_failed);
+}
+
+
+static void
+gn_status_json(const gn_api_t *api, gn_status_out_t *o, gn_status_snap_t *s)
+{
+    gn_server_stats_t   *sv = &s->server;
+    gn_child_stats_t    *c;
+    gn_status_sample_t  *h;
+    int                  i;
+
+    gn_status_printf(o, "{\"version\":");
+    gn_status_json_str(o, api->server_version());
+    gn_status_printf(o, ",\"module_version\":\"" GN_STATUS_VERSION "\","
+        "\"time\":%" PRIu64 ",\"started\":%" PRIu64 ",\"uptime\":%" PRIu64
+        ",\"master_pid\":%" PRId64 ",\"generation\":%" PRIu64
+        ",\"children_configured\":%u,\n\"children\":[",
+        s->now, sv->started, gn_status_age(s->now, sv->started),
+        sv->master_pid, sv->generation, sv->children);
+
+    for (i = 0; i < s->nchild; i++) {
+        c = &s->child[i];
+        gn_status_printf(o, "%s\n{\"slot\":%d,\"pid\":%" PRId64
+            ",\"state\":\"%s\",\"generation\":%" PRIu64 ",\"started\":%"
+            PRIu64 ",\"uptime\":%" PRIu64 ",",
+            i ? "," : "", c->slot, c->pid, gn_status_state(c->state),
+            c->generation, c->started, gn_status_age(s->now, c->started));
+        gn_status_json_counters(o, c);
+        gn_status_printf(o, "}");
+    }
+
+    gn_status_printf(o, "],\n\"totals\":{\"children\":%d,", s->nchild);
+    gn_status_json_counters(o, &s->total);
+
+    gn_status_printf(o, "},\n\"tls_session_cache\":{\"enabled\":%s,"
+        "\"entries\":%" PRIu64 ",\"used\":%" PRIu64 ",\"stores\":%" PRIu64
+        ",\"hits\":%" PRIu64 ",\"misses\":%" PRIu64 ",\"evictions\":%"
+        PRIu64 "},\n\"history_interval\":%" PRIu64 ",\n\"history\":[",
+        sv->tls_cache_entries ? "true" : "false", sv->tls_cache_entries,
+        sv->tls_cache_used, sv->tls_cache_stores, sv->tls_cache_hits,
+        sv->tls_cache_misses, sv->tls_cache_evictions,
+        s->interval / 1000);
+
+    for (i = 0; i < s->nhist; i++) {
+        h = &s->hist[i];
+        gn_status_printf(o, "%s\n{\"t\":%" PRIu64 ".%03u,\"requests\":%"
+            PRIu64 ",\"bytes_in\":%" PRIu64 ",\"bytes_out\":%" PRIu64
+            ",\"connections\":%" PRIu64 ",\"responses_5xx\":%" PRIu64
+            ",\"children\":%" PRIu64 "}",
+            i ? "," : "", h->msec / 1000, (unsigned) (h->msec % 1000),
+            h->requests, h->bytes_in, h->bytes_out, h->connections,
+            h->errors, h->children);
+    }
+
+    gn_status_printf(o, "]}\n");
+}
+
+
+/* ---- Prometheus ---------------------------------------------------------- */
+
+typedef struct {
+    const char  *name;
+    const char  *type;
+    const char  *help;
+    size_t       offset;          /* of a uint64_t in gn_child_stats_t */
+} gn_status_metric_t;
+
+static const gn_status_metric_t  gn_status_child_metrics[] = {
+    { "gannet_connections", "gauge", "Connections open now.",
+      offsetof(gn_child_stats_t, connections) },
+    { "gannet_connections_accepted_total", "counter",
+      "Connections accepted.", offsetof(gn_child_stats_t, accepted) },
+    { "gannet_requests_total", "counter", "Requests answered.",
+      offsetof(gn_child_stats_t, requests) },
+    { "gannet_received_bytes_total", "counter", "Bytes received.",
+      offsetof(gn_child_stats_t, bytes_in) },
+    { "gannet_sent_bytes_total", "counter", "Bytes sent.",
+      offsetof(gn_child_stats_t, bytes_out) },
+    { "gannet_child_start_time_seconds", "gauge",
+      "When the child started, unix time.",
+      offsetof(gn_child_stats_t, started) },
+    { NULL, NULL, NULL, 0 }
+};
+
+
+static void
+gn_status_prom_head(gn_status_out_t *o, const char *name, const char *type,
+    const char *help)
+{
+    gn_status_printf(o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name,
+                     type);
+}
+
+
+static void
+gn_status_prom_children(gn_status_out_t *o, gn_status_snap_t *s)
+{
+    const gn_status_metric_t  *m;
+    gn_child_stats_t          *c;
+    uint64_t                   v;
+    int                        i, k;
+    static const char         *kind[] = { "full", "resumed", "failed" };
+
+    for (m = gn_status_child_metrics; m->name != NULL; m++) {
+        gn_status_prom_head(o, m->name, m->type, m->help);
+        for (i = 0; i < s->nchild; i++) {
+            c = &s->child[i];
+            memcpy(&v, (char *) c + m->offset, sizeof(uint64_t));
+            gn_status_printf(o, "%s{slot=\"%d\",pid=\"%" PRId64 "\"} %"
+                             PRIu64 "\n", m->name, c->slot, c->pid, v);
+        }
+    }
+
+    gn_status_prom_head(o, "gannet_child_state", "gauge",
+                        "1 for the state the child is in.");
+    for (i = 0; i < s->nchild; i++) {
+        c = &s->child[i];
+        gn_status_printf(o, "gannet_child_state{slot=\"%d\",pid=\"%" PRId64
+                         "\",generation=\"%" PRIu64 "\",state=\"%s\"} 1\n",
+                         c->slot, c->pid, c->generation,
+                         gn_status_state(c->state));
+    }
+
+    gn_status_prom_head(o, "gannet_responses_total", "counter",
+                        "Responses by status class.");
+    for (i = 0; i < s->nchild; i++) {
+        c = &s->child[i];
+        for (k = 1; k <= 5; k++) {
+            gn_status_printf(o, "gannet_responses_total{slot=\"%d\",pid=\"%"
+                             PRId64 "\",class=\"%dxx\"} %" PRIu64 "\n",
+                             c->slot, c->pid, k, c->status[k]);
+        }
+    }
+
+    gn_status_prom_head(o, "gannet_tls_handshakes_total", "counter",
+                        "TLS handshakes: full, resumed, failed.");
+    for (i = 0; i < s->nchild; i++) {
+        c = &s->child[i];
+        for (k = 0; k < 3; k++) {
+            gn_status_printf(o, "gannet_tls_handshakes_total{slot=\"%d\","
+                             "pid=\"%" PRId64 "\",type=\"%s\"} %" PRIu64
+                             "\n", c->slot, c->pid, kind[k],
+                             k == 0 ? c->tls_full
+                             : k == 1 ? c->tls_resumed : c->tls_failed);
+        }
+    }
+}
+
+
+static void
+gn_status_prom(const gn_api_t *api, gn_status_out_t *o, gn_status_snap_t *s)
+{
+    gn_server_stats_t  *sv = &s->server;
+    int                 i;
+    static const struct {
+        const char  *name;
+        const char  *type;
+        const char  *help;
+        size_t       offset;      /* in gn_server_stats_t */
+    } cache[] = {
+        { "entries", "gauge", "Capacity in sessions (0: no cache).",
+          offsetof(gn_server_stats_t, tls_cache_entries) },
+        { "used", "gauge", "Sessions stored now.",
+          offsetof(gn_server_stats_t, tls_cache_used) },
+        { "stores_total", "counter", "Sessions stored.",
+          offsetof(gn_server_stats_t, tls_cache_stores) },
+        { "hits_total", "counter", "Lookups that found a session.",
+          offsetof(gn_server_stats_t, tls_cache_hits) },
+        { "misses_total", "counter", "Lookups that found none.",
+          offsetof(gn_server_stats_t, tls_cache_misses) },
+        { "evictions_total", "counter", "Sessions evicted to make room.",
+          offsetof(gn_server_stats_t, tls_cache_evictions) },
+    };
+    uint64_t            v;
+
+    gn_status_prom_head(o, "gannet_up", "gauge", "1: the server answers.");
+    gn_status_printf(o, "gannet_up 1\n");
+
+    gn_status_prom_head(o, "gannet_info", "gauge",
+                        "Server version, as a label.");
+    gn_status_printf(o, "gannet_info{version=\"");
+    gn_status_prom_str(o, api->server_version());
+    gn_status_printf(o, "\",module_version=\"" GN_STATUS_VERSION "\"} 1\n");
+
+    gn_status_prom_head(o, "gannet_start_time_seconds", "gauge",
+                        "When the master started, unix time.");
+    gn_status_printf(o, "gannet_start_time_seconds %" PRIu64 "\n",
+                     sv->started);
+    gn_status_prom_head(o, "gannet_uptime_seconds", "gauge",
+                        "Seconds since the master started.");
+    gn_status_printf(o, "gannet_uptime_seconds %" PRIu64 "\n",
+                     gn_status_age(s->now, sv->started));
+    gn_status_prom_head(o, "gannet_generation", "gauge",
+                        "Configuration generation (reloads).");
+    gn_status_printf(o, "gannet_generation %" PRIu64 "\n", sv->generation);
+    gn_status_prom_head(o, "gannet_children", "gauge",
+                        "Children configured.");
+    gn_status_printf(o, "gannet_children %u\n", sv->children);
+    gn_status_prom_head(o, "gannet_children_live", "gauge",
+                        "Children alive now, all generations.");
+    gn_status_printf(o, "gannet_children_live %d\n", s->nchild);
+
+    gn_status_prom_children(o, s);
+
+    for (i = 0; i < (int) (sizeof(cache) / sizeof(cache[0])); i++) {
+        memcpy(&v, (char *) sv + cache[i].offset, sizeof(uint64_t));
+        gn_status_printf(o, "# HELP gannet_tls_session_cache_%s %s\n"
+                         "# TYPE gannet_tls_session_cache_%s %s\n"
+                         "gannet_tls_session_cache_%s %" PRIu64 "\n",
+                         cache[i].name, cache[i].help, cache[i].name,
+                         cache[i].type, cache[i].name, v);
+    }
+}
+
+
+/* ---- HTML ---------------------------------------------------------------- */
+
+static void
+gn_status_html_bytes(gn_status_out_t *o, double v)
+{
+    static const char  *unit[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+    int                 u;
+
+    for (u = 0; v >= 1024 && u < 5; u++) {
+        v /= 1024;
+    }
+
+    if (u == 0) {
+        gn_status_printf(o, "%.0f&nbsp;B", v);
+    } else {
+        gn_status_printf(o, "%.1f&nbsp;%s", v, unit[u]);
+    }
+}
+
+
+static void
+gn_status_html_age(gn_status_out_t *o, uint64_t s)
+{
+    if (s >= 86400) {
+        gn_status_printf(o, "%" PRIu64 "d&nbsp;", s / 86400);
+    }
+
+    gn_status_printf(o, "%02u:%02u:%02u", (unsigned) (s % 86400 / 3600),
+                     (unsigned) (s % 3600 / 60), (unsigned) (s % 60));
+}
+
+
+static void
+gn_status_html_row(gn_status_out_t *o, const gn_child_stats_t *c,
+    uint64_t now)
+{
+    int  k;
+
+    if (c->slot >= 0) {
+        gn_status_printf(o, "<tr><td>%d</td><td>%" PRId64 "</td><td>%"
+                         PRIu64 "</td><td class=s-%s>%s</td><td>",
+                         c->slot, c->pid, c->generation,
+                         gn_status_state(c->state),
+                         gn_status_state(c->state));
+        gn_status_html_age(o, gn_status_age(now, c->started));
+        gn_status_printf(o, "</td>");
+    } else {
+        gn_status_printf(o, "<tr class=tot><td colspan=5>total</td>");
+    }
+
+    gn_status_printf(o, "<td>%" PRIu64 "</td><td>%" PRIu64 "</td><td>%"
+                     PRIu64 "</td><td>", c->connections, c->accepted,
+                     c->requests);
+    gn_status_html_bytes(o, (double) c->bytes_in);
+    gn_status_printf(o, "</td><td>");
+    gn_status_html_bytes(o, (double) c->bytes_out);
+    gn_status_printf(o, "</td>");
+
+    for (k = 1; k <= 5; k++) {
+        gn_status_printf(o, "<td>%" PRIu64 "</td>", c->status[k]);
+    }
+
+    gn_status_printf(o, "<td>%" PRIu64 "/%" PRIu64 "/%" PRIu64 "</td></tr>\n",
+                     c->tls_full, c->tls_resumed, c->tls_failed);
+}
+
+
+/* Rate of one history field between neighbouring samples: rate[i] is
+ * for the period ending at sample i (i >= 1); a drop (a child replaced)
+ * counts as 0. Returns the maximum. */
+static double
+gn_status_rates(gn_status_snap_t *s, size_t offset, double *rate)
+{
+    uint64_t  a, b, dt;
+    double    max;
+    int       i;
+
+    max = 0;
+    rate[0] = 0;
+
+    for (i = 1; i < s->nhist; i++) {
+        memcpy(&a, (char *) &s->hist[i - 1] + offset, sizeof(uint64_t));
+        memcpy(&b, (char *) &s->hist[i] + offset, sizeof(uint64_t));
+        dt = s->hist[i].msec - s->hist[i - 1].msec;
+        rate[i] = (b > a && dt > 0)
+                  ? (double) (b - a) * 1000 / (double) dt : 0;
+        max = rate[i] > max ? rate[i] : max;
+    }
+
+    return max;
+}
+
+
+/* One chart: a polyline (line = 1) or bars, x by sample period so that
+ * gaps show, the newest period at the right edge. */
+static void
+gn_status_html_chart(gn_status_out_t *o, gn_status_snap_t *s,
+    const char *title, size_t offset, int bytes, int line)
+{
+    double    rate[GN_STATUS_SAMPLES], max, x, y, w;
+    uint64_t  last;
+    int       i;
+
+    max = gn_status_rates(s, offset, rate);
+    last = s->hist[s->nhist - 1].period;
+    w = (double) GN_STATUS_CHART_W / GN_STATUS_SAMPLES;
+
+    gn_status_printf(o, "<figure><figcaption>%s, max ", title);
+    if (bytes) {
+        gn_status_html_bytes(o, max);
+        gn_status_printf(o, "/s");
+    } else {
+        gn_status_printf(o, "%.1f/s", max);
+    }
+    gn_status_printf(o, "</figcaption>\n<svg xmlns=\"http://www.w3.org/2000/"
+                     "svg\" width=%d height=%d viewBox=\"0 0 %d %d\" "
+                     "role=img><rect width=%d height=%d class=bg />",
+                     GN_STATUS_CHART_W, GN_STATUS_CHART_H, GN_STATUS_CHART_W,
+                     GN_STATUS_CHART_H, GN_STATUS_CHART_W, GN_STATUS_CHART_H);
+
+    if (line) {
+        gn_status_printf(o, "<polyline class=ln points=\"");
+    }
+
+    for (i = 1; i < s->nhist; i++) {
+        x = (GN_STATUS_SAMPLES - 1 - (double) (last - s->hist[i].period)) * w;
+        y = max > 0 ? rate[i] / max * (GN_STATUS_CHART_H - 4) : 0;
+
+        if (line) {
+            gn_status_printf(o, "%.1f,%.1f ", x + w / 2,
+                             GN_STATUS_CHART_H - 1 - y);
+        } else if (y > 0) {
+            gn_status_printf(o, "<rect class=br x=\"%.1f\" y=\"%.1f\" "
+                             "width=\"%.1f\" height=\"%.1f\"/>", x,
+                             GN_STATUS_CHART_H - y, w - 1, y);
+        }
+    }
+
+    gn_status_printf(o, "%s</svg></figure>\n", line ? "\"/>" : "");
+}
+
+
+static const char  gn_status_css[] =
+    "body{font:13px/1.4 system-ui,sans-serif;margin:1em;color:#222}"
+    "h1{font-size:1.3em;margin:0 0 .3em}p{margin:.2em 0}"
+    "table{border-collapse:collapse;margin:.6em 0}"
+    "td,th{padding:2px 7px;text-align:right;border-bottom:1px solid #ddd}"
+    "th{background:#eee}tr.tot td{font-weight:bold;background:#f6f6f6}"
+    ".s-running{color:#070}.s-draining{color:#a60}.s-starting{color:#06a}"
+    "figure{display:inline-block;margin:.3em 1em .3em 0}"
+    "figcaption{font-size:.9em;color:#555}"
+    "svg .bg{fill:#fafafa;stroke:#ccc}svg .br{fill:#4a7ab8}"
+    "svg .ln{fill:none;stroke:#c0392b;stroke-width:1.5}";
+
+
+static void
+gn_status_html_head(const gn_api_t *api, gn_status_out_t *o,
+    gn_status_snap_t *s, gn_status_conf_t *conf)
+{
+    gn_server_stats_t  *sv = &s->server;
+
+    gn_status_printf(o, "<!DOCTYPE html>\n<html lang=en><head>"
+                     "<meta charset=utf-8><title>Gannet status</title>");
+    if (conf != NULL && conf->refresh > 0) {
+        gn_status_printf(o, "<meta http-equiv=refresh content=%" PRId64 ">",
+                         (conf->refresh + 999) / 1000);
+    }
+    gn_status_printf(o, "<style>%s</style></head><body>\n<h1>", gn_status_css);
+    gn_status_html_str(o, api->server_version());
+    gn_status_printf(o, "</h1>\n<p>master pid %" PRId64 ", generation %"
+                     PRIu64 ", up ", sv->master_pid, sv->generation);
+    gn_status_html_age(o, gn_status_age(s->now, sv->started));
+    gn_status_printf(o, ", children %d live / %u configured</p>\n",
+                     s->nchild, sv->children);
+
+    if (sv->tls_cache_entries == 0) {
+        gn_status_printf(o, "<p>TLS session cache: off</p>\n");
+    } else {
+        gn_status_printf(o, "<p>TLS session cache: %" PRIu64 " of %" PRIu64
+                         " used, %" PRIu64 " stores, %" PRIu64 " hits, %"
+                         PRIu64 " misses, %" PRIu64 " evictions</p>\n",
+                         sv->tls_cache_used, sv->tls_cache_entries,
+                         sv->tls_cache_stores, sv->tls_cache_hits,
+                         sv->tls_cache_misses, sv->tls_cache_evictions);
+    }
+}
+
+
+static void
+gn_status_html(const gn_api_t *api, gn_status_out_t *o, gn_status_snap_t *s,
+    gn_status_conf_t *conf)
+{
+    int  i;
+
+    gn_status_html_head(api, o, s, conf);
+
+    gn_status_printf(o, "<table><tr><th>slot</th><th>pid</th><th>gen</th>"
+                     "<th>state</th><th>uptime</th><th>conns</th>"
+                     "<th>accepted</th><th>requests</th><th>in</th>"
+                     "<th>out</th><th>1xx</th><th>2xx</th><th>3xx</th>"
+                     "<th>4xx</th><th>5xx</th>"
+                     "<th title=\"full/resumed/failed\">TLS</th></tr>\n");
+    for (i = 0; i < s->nchild; i++) {
+        gn_status_html_row(o, &s->child[i], s->now);
+    }
+    gn_status_html_row(o, &s->total, s->now);
+    gn_status_printf(o, "</table>\n");
+
+    if (s->nhist >= 2) {
+        gn_status_html_chart(o, s, "requests/s",
+                             offsetof(gn_status_sample_t, requests), 0, 1);
+        gn_status_html_chart(o, s, "bytes out/s",
+                             offsetof(gn_status_sample_t, bytes_out), 1, 0);
+        gn_status_printf(o, "<p>last %" PRIu64 " s, one sample every %"
+                         PRIu64 " ms</p>\n",
+                         s->interval * GN_STATUS_SAMPLES / 1000, s->interval);
+    } else if (s->interval > 0) {
+        gn_status_printf(o, "<p>charts: collecting (one sample every %"
+                         PRIu64 " ms)</p>\n", s->interval);
+    }
+
+    gn_status_printf(o, "<p><a href=\"?format=json\">JSON</a> &middot; "
+                     "<a href=\"?format=prometheus\">Prometheus</a></p>\n"
+                     "</body></html>\n");
+}
+
+
+/* ---- the handler --------------------------------------------------------- */
+
+/* ?format=VALUE among the query arguments. Returns GN_STATUS_* or -1. */
+static int
+gn_status_format(const gn_api_t *api, gn_request_t *r)
+{
+    gn_str_t        q;
+    unsigned char  *p, *end, *amp;
+    size_t          n;
+    int             fmt;
+
+    q = api->query(r);
+    p = q.data;
+    end = q.data + q.len;
+    fmt = GN_STATUS_HTML;
+
+    while (p != NULL && p < end) {
+        amp = memchr(p, '&', (size_t) (end - p));
+        n = (size_t) ((amp ? amp : end) - p);
+
+        if (n >= 7 && memcmp(p, "format=", 7) == 0) {
+            p += 7;
+            n -= 7;
+            if (n == 4 && memcmp(p, "json", 4) == 0) {
+                fmt = GN_STATUS_JSON;
+            } else if (n == 10 && memcmp(p, "prometheus", 10) == 0) {
+                fmt = GN_STATUS_PROM;
+            } else if (n == 4 && memcmp(p, "html", 4) == 0) {
+                fmt = GN_STATUS_HTML;
+            } else {
+                return -1;
+            }
+        }
+
+        p = amp ? amp + 1 : NULL;
+    }
+
+    return fmt;
+}
+
+
+static int
+gn_status_access(const gn_api_t *api, gn_request_t *r,
+    gn_status_conf_t *conf)
+{
+    gn_str_t  addr;
+    char      err[96];
+    int       rc;
+
+    addr = api->variable(r, "REMOTE_ADDR");
+    rc = gn_status_allowed(conf->allow ? conf->allow : "", (char *) addr.data,
+                           addr.len, err, sizeof(err));
+    if (rc == 1) {
+        return GN_OK;
+    }
+
+    if (rc == 0) {
+        api->log(r, GN_LOG_INFO, "status: access forbidden to %.*s by "
+                 "status_allow", (int) addr.len, (char *) addr.data);
+        return 403;
+    }
+
+    api->log(r, GN_LOG_ERR, "status: invalid address \"%s\" in "
+             "status_allow \"%s\"", err, conf->allow);
+    return GN_ERROR;
+}
+
+
+static int
+gn_status_snapshot(const gn_api_t *api, gn_request_t *r,
+    gn_status_snap_t *s)
+{
+    int  max;
+
+    memset(s, 0, sizeof(gn_status_snap_t));
+    s->now = (uint64_t) time(NULL);
+    s->interval = gn_status_ring ? gn_status_interval : 0;
+
+    s->have_server = api->server_stats(&s->server);
+
+    max = api->max_slots();
+    if (max > 0) {
+        s->child = api->request_alloc(r, (size_t) max
+                                         * sizeof(gn_child_stats_t));
+        if (s->child == NULL) {
+            return GN_ERROR;
+        }
+    }
+
+    s->nchild = gn_status_collect(api, s->child, max, &s->total);
+    if (s->nchild > max) {
+        s->nchild = max;
+    }
+
+    s->nhist = gn_status_history(s->hist);
+    return GN_OK;
+}
+
+
+static int
+gn_status_handler(const gn_api_t *api, gn_request_t *r)
+{
+    gn_status_conf_t  *conf;
+    gn_status_snap_t  *s;
+    gn_status_out_t    o;
+    gn_str_t           m;
+    int                rc, fmt;
+
+    conf = api->module_conf(r, &gn_status_module);
+    if (conf == NULL) {
+        return GN_ERROR;
+    }
+
+    rc = gn_status_access(api, r, conf);
+    if (rc != GN_OK) {
+        return rc;
+    }
+
+    m = api->method(r);
+    if (!(m.len == 3 && memcmp(m.data, "GET", 3) == 0)
+        && !(m.len == 4 && memcmp(m.data, "HEAD", 4) == 0))
+    {
+        api->set_header(r, "Allow", "GET, HEAD");
+        return 405;
+    }
+
+    fmt = gn_status_format(api, r);
+    if (fmt < 0) {
+        return 400;
+    }
+
+    /* the snapshot holds 60 samples: request memory, not the stack */
+    s = api->request_alloc(r, sizeof(gn_status_snap_t));
+    if (s == NULL || gn_status_snapshot(api, r, s) != GN_OK) {
+        return GN_ERROR;
+    }
+
+    memset(&o, 0, sizeof(gn_status_out_t));
+    o.api = api;
+    o.r = r;
+    gn_status_reserve(&o, GN_STATUS_CHUNK);
+
+    switch (fmt) {
+    case GN_STATUS_JSON:
+        api->set_header(r, "Content-Type", "application/json");
+        gn_status_json(api, &o, s);
+        break;
+    case GN_STATUS_PROM:
+        api->set_header(r, "Content-Type",
+                        "text/plain; version=0.0.4; charset=utf-8");
+        gn_status_prom(api, &o, s);
+        break;
+    default:
+        api->set_header(r, "Content-Type", "text/html; charset=utf-8");
+        gn_status_html(api, &o, s, conf);
+    }
+
+    api->set_header(r, "Cache-Control", "no-store");
+    api->set_header(r, "X-Content-Type-Options", "nosniff");
+
+    gn_status_flush(&o);
+    return o.failed ? GN_ERROR : GN_OK;
+}
+
+
+/* ---- process hooks ------------------------------------------------------- */
+
+static int
+gn_status_map(const gn_api_t *api, uint64_t interval)
+{
+    void  *p;
+
+    gn_status_interval = interval;
+
+    if (interval == 0) {
+        return GN_OK;
+    }
+
+    /* a reload with the module still loaded keeps the history */
+    if (gn_status_ring != NULL) {
+        if (gn_status_ring->interval != interval) {
+            memset(gn_status_ring->samples, 0,
+                   sizeof(gn_status_ring->samples));
+            gn_status_ring->interval = interval;
+        }
+        return GN_OK;
+    }
+
+    p = mmap(NULL, sizeof(gn_status_ring_t), PROT_READ | PROT_WRITE,
+             MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+        api->log(NULL, GN_LOG_EMERG, "status: mmap(%zu) failed",
+                 sizeof(gn_status_ring_t));
+        return GN_ERROR;
+    }
+
+    gn_status_ring = p;
+    gn_status_ring->magic = GN_STATUS_MAGIC;
+    gn_status_ring->interval = interval;
+    return GN_OK;
+}
+
+
+/* Master, before fork: checks the main-level status_allow and maps the
+ * history ring (the children inherit the mapping). */
+static int
+gn_status_init_master(const gn_api_t *api, void *data)
+{
+    gn_status_conf_t  *conf = data;
+    char               err[96];
+    uint64_t           interval;
+
+    if (conf == NULL) {
+        return gn_status_map(api, 10000);
+    }
+
+    if (conf->allow != NULL
+        && gn_status_allowed(conf->allow, "", 0, err, sizeof(err)) < 0)
+    {
+        api->log(NULL, GN_LOG_EMERG, "status: invalid address \"%s\" in "
+                 "status_allow \"%s\"", err, conf->allow);
+        return GN_ERROR;
+    }
+
+    interval = conf->interval > 0 ? (uint64_t) conf->interval : 0;
+    if (interval != 0 && (interval < 1000 || interval > 3600000)) {
+        api->log(NULL, GN_LOG_EMERG, "status: status_sample_interval must "
+                 "be 0 (off) or from 1s to 1h, not %" PRIu64 " ms",
+                 interval);
+        return GN_ERROR;
+    }
+
+    return gn_status_map(api, interval);
+}
+
+
+/* Child: starts the sampling timer. Without init_master (single process
+ * mode) the ring is this process's own. */
+static int
+gn_status_init_child(const gn_api_t *api, void *data)
+{
+    gn_status_conf_t  *conf = data;
+
+    gn_status_exiting = 0;
+
+    if (gn_status_ring == NULL) {
+        if (gn_status_map(api, conf ? (uint64_t) conf->interval : 10000)
+            != GN_OK)
+        {
+            return GN_ERROR;
+        }
+    }
+
+    if (gn_status_ring != NULL && gn_status_interval > 0) {
+        gn_status_arm(api);
+    }
+
+    return GN_OK;
+}
+
+
+static void
+gn_status_exit_child(const gn_api_t *api)
+{
+    gn_status_exiting = 1;
+
+    if (gn_status_timer != NULL) {
+        api->timer_cancel(gn_status_timer);
+        gn_status_timer = NULL;
+    }
+}
+
+
+static const gn_directive_t  gn_status_directives[] = {
+    { "status_allow", GN_DIR_STRING,
+      GN_CTX_MAIN | GN_CTX_SERVER | GN_CTX_LOCATION,
+      offsetof(gn_status_conf_t, allow), "127.0.0.1 ::1" },
+    { "status_refresh", GN_DIR_DURATION,
+      GN_CTX_MAIN | GN_CTX_SERVER | GN_CTX_LOCATION,
+      offsetof(gn_status_conf_t, refresh), "0" },
+    { "status_sample_interval", GN_DIR_DURATION, GN_CTX_MAIN,
+      offsetof(gn_status_conf_t, interval), "10s" },
+    { NULL, 0, 0, 0, NULL }
+};
+
+
+static const gn_module_t  gn_status_module = {
+    GN_MODULE_V1, "status", GN_STATUS_VERSION,
+    gn_status_directives, sizeof(gn_status_conf_t),
+    gn_status_init_master, gn_status_init_child, gn_status_handler,
+    NULL, NULL, NULL,
+    gn_status_exit_child
+};
+
+GN_MODULE_EXPORT(gn_status_module)

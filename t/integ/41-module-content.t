@@ -1,0 +1,402 @@
+#!/usr/bin/perl
+
+# Modules serving content (mod_example, mod_t_info, mod_t_crash): a plain
+# response with directive values; request info through the API and the
+# server variables (HTTP and TLS); request bodies (Content-Length,
+# chunked, too large); pending requests answered from a timer without
+# blocking the child, and a client that goes away while one is pending;
+# a streamed (flushed, chunked) response; filters on static files and
+# module content (a header added, a 403 from filter_headers); a module
+# that crashes kills only its child: keep-alive connections on the other
+# child carry on and the master replaces the dead one, with an [alert].
+
+use strict;
+use warnings;
+
+use Test::More;
+use Time::HiRes qw(time sleep);
+use GnTest;
+
+my $t = GnTest->new(timeout => 90);
+$t->skip_unless_bin;
+
+my $top = $ENV{GN_BUILDDIR} // $t->{srcdir};
+$ENV{GN_MODDIR} //= "$top/modules/.libs";
+$ENV{GN_TMODDIR} //= "$top/t/modules/.libs";
+
+for my $m ("$ENV{GN_MODDIR}/mod_example.so", "$ENV{GN_TMODDIR}/mod_t_info.so",
+           "$ENV{GN_TMODDIR}/mod_t_crash.so")
+{
+    plan(skip_all => "$m not built") unless -f $m;
+}
+
+# TLS only when the server has it and a client and certificates can be had.
+my ($rc, $vout, $verr) = $t->gannet('-v');
+my $tls = ($vout . $verr) =~ /gnutls/i && defined GnTest::_which('curl')
+          && defined GnTest::_which('certtool');
+my $tls_conf = '';
+if ($tls) {
+    require GnTLS;
+    GnTLS::certs();
+    $tls_conf = <<'EOF_TLS';
+server {
+    listen 127.0.0.1:%%PORT_1%% tls;
+    server_name localhost;
+    tls_certificate %%CERTS%%/localhost-ec.pem;
+    tls_certificate_key %%CERTS%%/localhost-ec.key;
+    location /_t/ {
+        handler t_info;
+    }
+    location /example/ {
+        handler example;
+    }
+}
+EOF_TLS
+}
+
+$t->write_conf(<<"EOF_CONF");
+children 2;
+user %%USER%%;
+error_log logs/error.log info;
+
+load_module %%MODDIR%%/mod_example.so;
+load_module %%TMODDIR%%/mod_t_info.so;
+load_module %%TMODDIR%%/mod_t_crash.so;
+
+example_delay_max 1s;
+
+server {
+    listen 127.0.0.1:%%PORT_0%%;
+    root html;
+    client_max_body_size 1m;
+    keepalive_timeout 30s;
+    types { text/html html; }
+
+    location /example/ {
+        handler example;
+        example_greeting "hi there";
+        example_repeat 2;
+        example_max_echo 2m;
+    }
+    location /small/ {
+        handler example;
+        example_max_echo 16;
+    }
+    location /_t/ {
+        handler t_info;
+    }
+    location /crash/ {
+        handler t_crash;
+    }
+}
+
+$tls_conf
+EOF_CONF
+
+my $index = "<html>static</html>\n";
+$t->write_file('html/index.html', $index);
+$t->run;
+my @kids = $t->wait_children(2, 5);
+is(scalar @kids, 2, '2 children');
+
+# ---- a plain response ------------------------------------------------------
+
+my $r = $t->http_get('/example/');
+is($r->{status}, 200, 'GET /example/: 200');
+is($r->{body}, "hi there\nhi there\n", 'greeting x example_repeat');
+is($r->{headers}{'content-type'}, 'text/plain', 'Content-Type from module');
+is($r->{headers}{'content-length'}, 18, 'Content-Length by the server');
+
+$r = $t->http_head('/example/');
+is($r->{status}, 200, 'HEAD /example/: 200');
+
+$r = $t->http_get('/example/', method => 'DELETE');
+is($r->{status}, 405, 'DELETE /example/: 405 from the handler');
+is($r->{headers}{allow}, 'GET, HEAD', 'Allow set by the handler');
+
+# ---- request info ----------------------------------------------------------
+
+sub lines
+{
+    my ($body) = @_;
+    my %h;
+
+    for my $l (split /\n/, $body // '') {
+        my ($k, $v) = $l =~ /^([^:]+): ?(.*)$/ or next;
+        $h{$k} = $v unless exists $h{$k};
+    }
+    return \%h;
+}
+
+$r = $t->http_get('/example/a/../info?x=1&y=%41',
+                  headers => ['User-Agent: gntest/1', 'X-Two: a',
+                              'X-Two: b']);
+is($r->{status}, 200, 'GET /example/info: 200');
+my $i = lines($r->{body});
+is($i->{method}, 'GET', 'method');
+is($i->{uri}, '/example/info', 'uri: decoded, normalised');
+is($i->{query}, 'x=1&y=%41', 'query without "?"');
+is($i->{request_uri}, '/example/a/../info?x=1&y=%41', 'request_uri as sent');
+is($i->{http_version}, 11, 'http_version 11');
+is($i->{'header User-Agent'}, 'gntest/1', 'header() by name');
+like($r->{body}, qr/^header: Host: localhost$/m, 'header_next: Host');
+like($r->{body}, qr/^header: X-Two: a\nheader: X-Two: b$/m,
+     'header_next: repeated headers in order');
+is($i->{'var REQUEST_METHOD'}, 'GET', 'REQUEST_METHOD');
+is($i->{'var QUERY_STRING'}, 'x=1&y=%41', 'QUERY_STRING');
+is($i->{'var REQUEST_URI'}, '/example/a/../info?x=1&y=%41', 'REQUEST_URI');
+is($i->{'var REMOTE_ADDR'}, '127.0.0.1', 'REMOTE_ADDR');
+like($i->{'var REMOTE_PORT'} // '', qr/^\d+$/, 'REMOTE_PORT');
+is($i->{'var SERVER_ADDR'}, '127.0.0.1', 'SERVER_ADDR');
+is($i->{'var SERVER_PORT'}, $t->port(0), 'SERVER_PORT');
+is($i->{'var SERVER_PROTOCOL'}, 'HTTP/1.1', 'SERVER_PROTOCOL');
+like($i->{'var SERVER_SOFTWARE'} // '', qr{^gannet}, 'SERVER_SOFTWARE');
+is($i->{'var HTTPS'}, 'off', 'HTTPS off');
+is($i->{'var TLS_PROTOCOL'}, '', 'TLS_PROTOCOL empty without TLS');
+like($i->{'var DOCUMENT_ROOT'} // '', qr{html/?$}, 'DOCUMENT_ROOT');
+like($i->{document_root} // '', qr{html/?$}, 'document_root()');
+like($i->{mapped_path} // '', qr{html/example/info$}, 'mapped_path()');
+is($i->{'conf greeting'}, 'hi there', 'conf: string');
+is($i->{'conf repeat'}, 2, 'conf: number');
+is($i->{'conf verbose'}, 0, 'conf: flag default');
+is($i->{'conf max_echo'}, 2 * 1024 * 1024, 'conf: size 2m');
+is($i->{'conf delay_max'}, 1000, 'conf: duration inherited from main');
+like($i->{'child slot'} // '', qr/^[01]$/, 'child slot from init_child');
+
+$r = $t->http_get('/example/info', version => '1.0');
+$i = lines($r->{body});
+is($i->{http_version}, 10, 'HTTP/1.0: http_version 10');
+is($i->{'var SERVER_PROTOCOL'}, 'HTTP/1.0', 'HTTP/1.0: SERVER_PROTOCOL');
+
+# filter_log counts the requests of its child: two on one connection.
+{
+    my @r = $t->http_keepalive([
+        $t->request('/example/info', keepalive => 1),
+        $t->request('/example/info', keepalive => 1)]);
+    my ($a, $b) = map { lines($_->{body})->{'requests logged by this child'} }
+                  @r;
+    ok(defined $a && defined $b && $b == $a + 1,
+       "filter_log ran after the first response ($a, $b)");
+}
+
+# ---- request bodies --------------------------------------------------------
+
+$r = $t->http_get('/example/echo', method => 'POST', body => 'hello body',
+                  headers => ['Content-Type: text/x-test']);
+is($r->{status}, 200, 'POST /example/echo: 200');
+is($r->{body}, "read 10 bytes: hello body\n", 'body read');
+
+$r = $t->http(
+    "POST /example/echo HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n"
+    . "Transfer-Encoding: chunked\r\n\r\n"
+    . "5\r\nhello\r\n6\r\n chunk\r\n0\r\n\r\n");
+is($r->{status}, 200, 'chunked POST: 200');
+is($r->{body}, "read 11 bytes: hello chunk\n", 'chunked body read');
+
+$r = $t->http_get('/example/echo', method => 'POST', body => '');
+is($r->{body}, "no body\n", 'Content-Length: 0: no body');
+
+my $big = join('', map { sprintf("%07d\n", $_) } 1 .. 40000);   # 320000
+$r = $t->http_get('/example/echo', method => 'POST', body => $big,
+                  timeout => 20);
+is($r->{status}, 200, 'POST 320000 bytes: 200');
+ok($r->{body} eq "read 320000 bytes: $big\n",
+   'POST 320000 bytes: read in pieces, all of it in order');
+
+$r = $t->http_get('/small/echo', method => 'POST', body => 'x' x 100);
+is($r->{status}, 413, 'declared length > example_max_echo: 413');
+
+$r = $t->http(
+    "POST /small/echo HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n"
+    . "Transfer-Encoding: chunked\r\n\r\n"
+    . "20\r\n" . ('y' x 32) . "\r\n0\r\n\r\n");
+is($r->{status}, 413, 'chunked body > example_max_echo: 413 from callback');
+
+# declared, not sent: the server answers before reading it
+$r = $t->http("POST /example/echo HTTP/1.1\r\nHost: localhost\r\n"
+              . "Connection: close\r\nContent-Length: 1048577\r\n\r\n");
+is($r->{status}, 413, 'body > client_max_body_size: 413 from the server');
+
+# ---- pending requests ------------------------------------------------------
+
+my $t0 = time();
+$r = $t->http_get('/example/delay?ms=300');
+my $el = time() - $t0;
+is($r->{status}, 200, 'delay 300 ms: 200');
+is($r->{body}, "delayed 300 ms\n", 'delay 300 ms: answered by the timer');
+ok($el >= 0.28 && $el < 3, sprintf('delay 300 ms: took %.2f s', $el));
+
+$r = $t->http_get('/example/delay?ms=5000');
+is($r->{body}, "delayed 1000 ms\n", 'delay capped by example_delay_max');
+
+$r = $t->http_get('/example/delay');
+is($r->{status}, 400, 'delay without ms: 400 from the handler');
+
+# Pending requests do not block their child: 4 slow requests at once on
+# both children, and quick ones answered meanwhile.
+{
+    my (@slow, @buf);
+    my $start = time();
+
+    for my $n (0 .. 3) {
+        my $s = $t->connect;
+        $t->write_all($s, $t->request('/example/delay?ms=800'));
+        push @slow, $s;
+    }
+    sleep(0.1);
+    my $q0 = time();
+    my $quick_ok = 0;
+    for (1 .. 8) {
+        my $x = $t->http_get('/example/');
+        $quick_ok++ if ($x->{status} // 0) == 200;
+    }
+    my $quick = time() - $q0;
+    is($quick_ok, 8, '8 quick requests answered while 4 are pending');
+    ok($quick < 0.6, sprintf('... within %.2f s (the delay is 0.8 s)',
+                             $quick));
+
+    my $done = 0;
+    for my $s (@slow) {
+        my $b = '';
+        my $x = $t->read_response($s, \$b, timeout => 5);
+        $done++ if ($x->{body} // '') eq "delayed 800 ms\n";
+        close $s;
+    }
+    my $total = time() - $start;
+    is($done, 4, '4 pending requests answered');
+    ok($total < 1.7, sprintf('... concurrently (%.2f s for 4 x 0.8 s)',
+                             $total));
+}
+
+# A client that goes away while its request is pending: the timer is
+# cancelled with the request, the child carries on.
+{
+    my @gone;
+    for (1 .. 4) {
+        my $s = $t->connect;
+        $t->write_all($s, $t->request('/example/delay?ms=200'));
+        push @gone, $s;
+    }
+    sleep(0.05);
+    close $_ for @gone;
+    sleep(0.4);
+    is($t->http_get('/example/')->{status}, 200,
+       'clients gone while pending: server still serves');
+    is(scalar($t->children), 2, '... and no child died');
+}
+
+# ---- a streamed response ---------------------------------------------------
+
+$r = $t->http_get('/example/stream');
+is($r->{status}, 200, 'stream: 200');
+ok($r->{chunked}, 'stream: chunked (flush before the end)');
+is($r->{body}, "tick 1\ntick 2\ntick 3\n", 'stream: body');
+
+$r = $t->http_get('/example/stream', version => '1.0');
+is($r->{body}, "tick 1\ntick 2\ntick 3\n", 'stream, HTTP/1.0: body');
+ok(!$r->{chunked}, 'stream, HTTP/1.0: not chunked');
+
+# ---- filters ---------------------------------------------------------------
+
+$r = $t->http_get('/index.html', headers => ['X-Example-Filter: 1']);
+is($r->{status}, 200, 'static file with filters: 200');
+is($r->{body}, $index, 'static file with filters: body');
+is($r->{headers}{'x-example-filter'}, 'headers',
+   'filter_headers added a header to a static response');
+is($r->{headers}{'x-example-mapped'}, 'yes',
+   'filter_mapped added a header to a static response');
+
+$r = $t->http_get('/index.html');
+ok(!exists $r->{headers}{'x-example-filter'}
+   && !exists $r->{headers}{'x-example-mapped'},
+   'no filter headers when not asked for');
+
+$r = $t->http_get('/_t/info', headers => ['X-Example-Filter: 1']);
+is($r->{headers}{'x-example-filter'}, 'headers',
+   'filter of one module on the content of another');
+
+$r = $t->http_get('/index.html', headers => ['X-Example-Deny: 1']);
+is($r->{status}, 403, 'filter_headers returning 403: static file refused');
+$r = $t->http_get('/example/', headers => ['X-Example-Deny: 1']);
+is($r->{status}, 403, 'filter_headers returning 403: handler not run');
+
+# ---- TLS variables ---------------------------------------------------------
+
+SKIP: {
+    skip('no TLS (server, curl or certtool)', 5) unless $tls;
+
+    my $c = GnTLS::curl($t, port => $t->port(1), path => '/_t/info');
+    is($c->{status}, 200, 'TLS: 200') or diag($c->{err});
+    my %h;
+    while (($c->{body} // '') =~ /"(\w+)":(?:"([^"]*)"|(-?\d+))/g) {
+        $h{$1} = defined $2 ? $2 : $3;
+    }
+    is($h{https}, 'on', 'TLS: HTTPS on');
+    like($h{tls_protocol} // '', qr/^TLS(?:v| )?1\.[23]$/i,
+         "TLS: TLS_PROTOCOL $h{tls_protocol}");
+    like($h{tls_cipher} // '', qr/\S/, "TLS: TLS_CIPHER $h{tls_cipher}");
+
+    $c = GnTLS::curl($t, port => $t->port(1), path => '/example/info');
+    like($c->{body} // '', qr/^var HTTPS: on$/m, 'TLS: mod_example sees it');
+}
+
+# ---- a crashing module -----------------------------------------------------
+
+# Keep-alive connections until both children hold at least one.
+my (%conn_of, @conns);
+for (1 .. 40) {
+    my $s = $t->connect or last;
+    my $b = '';
+    $t->write_all($s, $t->request('/_t/info', keepalive => 1));
+    my $x = $t->read_response($s, \$b);
+    my ($pid) = ($x->{body} // '') =~ /"pid":(\d+)/;
+    next unless $pid;
+    push @conns, { s => $s, buf => \$b, pid => $pid };
+    $conn_of{$pid} //= $conns[-1];
+    last if keys %conn_of == 2;
+}
+is(scalar(keys %conn_of), 2, 'keep-alive connections on both children');
+
+SKIP: {
+    skip('could not reach both children', 8) unless keys %conn_of == 2;
+
+    my ($victim, $other) = sort { $a <=> $b } keys %conn_of;
+    my $vc = $conn_of{$victim};
+    my $oc = $conn_of{$other};
+
+    $t->expect_log(qr/\[alert\] .*child $victim exited on signal 11\b/);
+
+    $t->write_all($vc->{s}, $t->request('/crash/crash', keepalive => 1));
+    my $x = $t->read_response($vc->{s}, $vc->{buf}, timeout => 5);
+    ok(defined $x->{error} && !defined $x->{status},
+       "the crashing request gets no response ($x->{error})");
+
+    my $m = $t->master_pid;
+    ok($t->wait_log(qr/\[alert\] $m#-: child $victim exited on signal 11\b/,
+                    5),
+       '[alert] child exited on signal 11');
+
+    # the other child's connection carries on
+    for my $n (1 .. 3) {
+        $t->write_all($oc->{s}, $t->request('/crash/', keepalive => 1));
+        $x = $t->read_response($oc->{s}, $oc->{buf}, timeout => 5);
+        is($x->{body}, "alive $other\n",
+           "keep-alive connection on the other child: request $n");
+    }
+
+    my @now = $t->wait_children(2, 10, not => [$victim]);
+    is(scalar @now, 2, 'the master replaced the crashed child');
+    ok(!$t->alive($victim), 'the crashed child is gone');
+
+    # the new child serves
+    my %pids;
+    for (1 .. 20) {
+        my ($p) = ($t->http_get('/crash/')->{body} // '') =~ /^alive (\d+)/;
+        $pids{$p} = 1 if $p;
+    }
+    ok(!$pids{$victim}, 'no answer from the dead child');
+}
+
+close $_->{s} for @conns;
+
+$t->done;

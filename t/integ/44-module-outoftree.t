@@ -1,0 +1,193 @@
+#!/usr/bin/perl
+
+# The module development kit from a module writer's side: a module
+# written outside the tree (the example of the <gannet/module.h> header
+# comment) is compiled with exactly
+#
+#     cc -shared -fPIC $(pkg-config --cflags gannet) mod_hello.c -o mod_hello.so
+#
+# loaded with load_module and used with `handler hello;`. The pkg-config
+# file is the installed one when GN_PKGCONFIG_DIR names its directory
+# (e.g. $DESTDIR$prefix/lib/pkgconfig after `make install DESTDIR=...`),
+# otherwise api/gannet.pc.in made into a .pc whose includedir is the
+# source tree's api/ (what `make install` would install, without
+# installing). Also: the .pc has the ABI version and moduledir variables,
+# the flags include -fvisibility=hidden so only the entry symbol is
+# exported, and the module builds warning-free as C99 and as C++.
+
+use strict;
+use warnings;
+
+use Test::More;
+use GnTest;
+
+my $t = GnTest->new(timeout => 60);
+$t->skip_unless_bin;
+$t->has_prog('cc', 'pkg-config');
+
+my $src = $t->{srcdir};
+my $dir = $t->testdir;
+my ($pcdir, $pc_from);
+
+if (defined $ENV{GN_PKGCONFIG_DIR} && $ENV{GN_PKGCONFIG_DIR} ne '') {
+    $pcdir = $ENV{GN_PKGCONFIG_DIR};
+    $pc_from = "installed $pcdir/gannet.pc";
+    plan(skip_all => "$pcdir/gannet.pc missing") unless -f "$pcdir/gannet.pc";
+} else {
+    $pcdir = "$dir/pkgconfig";
+    $pc_from = 'api/gannet.pc.in';
+    make_pc("$src/api/gannet.pc.in", "$pcdir/gannet.pc");
+}
+diag("pkg-config file: $pc_from") if $ENV{TEST_GN_VERBOSE};
+
+my ($abi_major, $abi_minor) = abi_version("$src/api/gannet/abi.h");
+
+# What configure and make install would substitute; includedir points at
+# the source tree's api/ so that <gannet/module.h> is found there.
+sub make_pc
+{
+    my ($in, $out) = @_;
+    my %sub = (prefix => "$dir/inst", exec_prefix => '${prefix}',
+               libdir => '${exec_prefix}/lib', includedir => "$src/api",
+               PACKAGE_VERSION => '0.0.0-test');
+
+    my $text = $t->read_file($in) // die "$in: $!\n";
+    ($sub{GN_ABI_MAJOR}, $sub{GN_ABI_MINOR})
+        = abi_version("$src/api/gannet/abi.h");
+    $text =~ s/\@(\w+)\@/exists $sub{$1} ? $sub{$1} : die "no \@$1\@\n"/ge;
+    $t->write_file($out =~ s{^\Q$dir\E/}{}r, $text);
+}
+
+sub abi_version
+{
+    my ($h) = @_;
+    my ($maj, $min);
+
+    open(my $fh, '<', $h) or die "$h: $!\n";
+    while (<$fh>) {
+        $maj = $1 if /^#define\s+GN_ABI_MAJOR\s+(\d+)/;
+        $min = $1 if /^#define\s+GN_ABI_MINOR\s+(\d+)/;
+    }
+    close $fh;
+    return ($maj, $min);
+}
+
+sub pkgconfig
+{
+    my (@args) = @_;
+    local $ENV{PKG_CONFIG_PATH} = $pcdir;
+    local $ENV{PKG_CONFIG_LIBDIR} = $pcdir;     # only ours
+    my ($rc, $out, $err) = $t->run_client(['pkg-config', @args]);
+
+    chomp $out;
+    return ($rc, $out, $err);
+}
+
+# ---- the .pc file ------------------------------------------------------------
+
+my ($rc, $cflags, $err) = pkgconfig('--cflags', 'gannet');
+is($rc, 0, 'pkg-config --cflags gannet') or diag($err);
+like($cflags, qr/(?:^|\s)-fvisibility=hidden(?:\s|$)/,
+     'cflags: -fvisibility=hidden');
+like($cflags, qr/(?:^|\s)-fPIC(?:\s|$)/, 'cflags: -fPIC');
+like($cflags, qr/(?:^|\s)-I\S+/, 'cflags: -I');
+
+my ($rc2, $libs) = pkgconfig('--libs', 'gannet');
+is($libs, '', 'no libs: modules link against nothing of the server');
+
+my (undef, $maj) = pkgconfig('--variable=abi_major', 'gannet');
+my (undef, $min) = pkgconfig('--variable=abi_minor', 'gannet');
+is("$maj.$min", "$abi_major.$abi_minor", 'abi_major.abi_minor variables');
+
+my (undef, $moddir) = pkgconfig('--variable=moduledir', 'gannet');
+like($moddir, qr{/lib(?:64)?/gannet$}, "moduledir $moddir");
+
+($rc) = pkgconfig('--validate', 'gannet');
+is($rc, 0, 'pkg-config --validate');
+
+# ---- an out-of-tree module ---------------------------------------------------
+
+# The example of the <gannet/module.h> header comment, verbatim.
+my $hello = <<'EOF_C';
+#include <gannet/module.h>
+
+static int hello(const gn_api_t *api, gn_request_t *r)
+{
+    api->set_header(r, "Content-Type", "text/plain");
+    api->write(r, "hello\n", 6);
+    return GN_OK;
+}
+
+static const gn_module_t  hello_module = {
+    GN_MODULE_V1, "hello", "1.0", NULL, 0,
+    NULL, NULL, hello, NULL, NULL, NULL, NULL
+};
+
+GN_MODULE_EXPORT(hello_module)
+EOF_C
+
+$t->write_file('mod_hello/mod_hello.c', $hello);
+
+# cc -shared -fPIC $(pkg-config --cflags gannet) mod_x.c -o mod_x.so
+my @cmd = ('cc', '-shared', '-fPIC', split(' ', $cflags),
+           "$dir/mod_hello/mod_hello.c", '-o', "$dir/mod_hello/mod_hello.so");
+($rc, my $out, $err) = $t->run_client(\@cmd, timeout => 60);
+is($rc, 0, 'cc -shared -fPIC $(pkg-config --cflags gannet) mod_hello.c')
+    or diag("@cmd\n$err");
+is($err, '', 'no compiler output');
+
+SKIP: {
+    skip('nm not found', 1) unless defined GnTest::_which('nm');
+    my ($nrc, $syms) = $t->run_client(['nm', '-D', '--defined-only',
+                                       "$dir/mod_hello/mod_hello.so"]);
+    my @s = sort map { (split ' ')[-1] } grep { /\S/ } split /\n/, $syms;
+    is("@s", 'gn_module_v1', 'only gn_module_v1 is exported');
+}
+
+# Strict builds: C99 pedantic and C++ (extern "C", no C-only constructs).
+@cmd = ('cc', '-std=c99', '-Wall', '-Wextra', '-Werror', '-shared',
+        '-fPIC', split(' ', $cflags), "$dir/mod_hello/mod_hello.c", '-o',
+        "$dir/mod_hello/strict.so");
+($rc, $out, $err) = $t->run_client(\@cmd, timeout => 60);
+is($rc, 0, 'builds with -std=c99 -Wall -Wextra -Werror') or diag($err);
+
+SKIP: {
+    skip('c++ not found', 1) unless defined GnTest::_which('c++');
+    $t->write_file('mod_hello/mod_hello_cxx.cc',
+                   $hello);
+    @cmd = ('c++', '-Wall', '-Wextra', '-Werror', '-shared', '-fPIC',
+            split(' ', $cflags), "$dir/mod_hello/mod_hello_cxx.cc", '-o',
+            "$dir/mod_hello/cxx.so");
+    ($rc, $out, $err) = $t->run_client(\@cmd, timeout => 60);
+    is($rc, 0, 'the header compiles as C++') or diag($err);
+}
+
+# ---- loaded and serving ----------------------------------------------------
+
+$t->write_conf(<<'EOF_CONF');
+children 1;
+user %%USER%%;
+load_module mod_hello/mod_hello.so;
+
+server {
+    listen 127.0.0.1:%%PORT_0%%;
+    location /hello {
+        handler hello;
+    }
+}
+EOF_CONF
+
+{
+    my ($trc, $tout, $terr) = $t->gannet('-t', '-p', "$dir/", '-c',
+                                         $t->conf_path);
+    is($trc, 0, 'gannet -t with the module (path relative to the prefix)')
+        or diag($terr);
+}
+
+$t->run;
+my $r = $t->http_get('/hello');
+is($r->{status}, 200, 'GET /hello: 200');
+is($r->{body}, "hello\n", 'GET /hello: "hello"');
+is($r->{headers}{'content-type'}, 'text/plain', 'its Content-Type');
+
+$t->done;

@@ -1,0 +1,37 @@
+/*
+ * Gannet module ABI version.
+ *
+ * Rules (also in doc/modules.md):
+ *   - Appending a member to the end of gn_api_t or gn_module_t, or a new
+ *     constant, bumps GN_ABI_MINOR. A module built against 1.N loads in
+ *     every 1.M server with M >= N, and in older 1.x servers as long as
+ *     it only uses what they have (check api->size / GN_API_HAS()).
+ *   - Any other change (removing, reordering or changing a member or a
+ *     type, changing a meaning) bumps GN_ABI_MAJOR and renames the entry
+ *     symbol (gn_module_v1 -> gn_module_v2): an old module then fails to
+ *     load with a clear message instead of misbehaving.
+ *   - Every bump gets a line in the history below.
+ *
+ * History:
+ *   1.0  2026-11-30  first stable ABI: gn_module_t, gn_api_t (request,
+ *                    response, body, logging, memory, event loop, timers,
+ *                    configuration), typed directives.
+ */
+
+#ifndef GN_API_ABI_H_INCLUDED
+#define GN_API_ABI_H_INCLUDED
+
+#define GN_ABI_MAGIC    0x474e4d44u      /* "GNMD" */
+#define GN_ABI_MAJOR    1
+#define GN_ABI_MINOR    0
+
+/* Compile-time feature test for module writers. */
+#define GN_ABI_AT_LEAST(major, minor)                                         \
+    (GN_ABI_MAJOR > (major)                                                   \
+     || (GN_ABI_MAJOR == (major) && GN_ABI_MINOR >= (minor)))
+
+/* The entry symbol every module of this major exports, and nothing else. */
+#define GN_MODULE_ENTRY        gn_module_v1
+#define GN_MODULE_ENTRY_NAME   "gn_module_v1"
+
+#endif /* GN_API_ABI_H_INCLUDED */

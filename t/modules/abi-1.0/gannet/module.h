@@ -1,0 +1,297 @@
+/*
+ * Gannet module ABI, version 1 (see <gannet/abi.h> for the rules).
+ *
+ * A module is a shared object built against these headers alone:
+ *
+ *     #include <gannet/module.h>
+ *
+ *     static int hello(const gn_api_t *api, gn_request_t *r)
+ *     {
+ *         api->set_header(r, "Content-Type", "text/plain");
+ *         api->write(r, "hello\n", 6);
+ *         return GN_OK;
+ *     }
+ *
+ *     static const gn_module_t  hello_module = {
+ *         GN_MODULE_V1, "hello", "1.0", NULL, 0,
+ *         NULL, NULL, hello, NULL, NULL, NULL, NULL
+ *     };
+ *
+ *     GN_MODULE_EXPORT(hello_module)
+ *
+ * built with `cc -shared -fPIC $(pkg-config --cflags gannet) mod_hello.c
+ * -o mod_hello.so` and loaded with `load_module /path/mod_hello.so;`, then
+ * used with `handler hello;` in a location.
+ *
+ * Everything a module sees of the server goes through the gn_api_t table
+ * and opaque handles: the server's own structs can change in any release
+ * without breaking a module.
+ *
+ * Processes. init_master runs in the master after the configuration is
+ * loaded and before the children are forked (open files, read data,
+ * allocate shared memory with mmap(MAP_SHARED) here). init_child and
+ * exit_child run in each child. Handlers and filters run in a child's
+ * event loop: they must not block. To wait for something, watch a file
+ * descriptor or set a timer, return GN_AGAIN ("pending", ISAPI's
+ * HSE_STATUS_PENDING) and call api->finish() later (ISAPI's
+ * HSE_REQ_DONE_WITH_SESSION). A module that crashes takes down its child
+ * only; the master replaces it.
+ */
+
+#ifndef GN_API_MODULE_H_INCLUDED
+#define GN_API_MODULE_H_INCLUDED
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdarg.h>
+
+#include <gannet/types.h>
+#include <gannet/abi.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+
+typedef struct gn_request_s   gn_request_t;     /* opaque */
+typedef struct gn_watch_s     gn_watch_t;       /* opaque */
+typedef struct gn_mtimer_s    gn_mtimer_t;      /* opaque */
+typedef struct gn_api_s       gn_api_t;
+typedef struct gn_module_s    gn_module_t;
+
+
+/* ---- configuration directives ---------------------------------------- */
+
+/* Value types. The value is stored at `offset` in the module's
+ * configuration struct (conf_size bytes, one per location, inherited
+ * from the enclosing server and main levels when not set there). */
+#define GN_DIR_STRING     1    /* const char *, NUL-terminated */
+#define GN_DIR_NUMBER     2    /* int64_t */
+#define GN_DIR_FLAG       3    /* int64_t: 1 (on) or 0 (off) */
+#define GN_DIR_SIZE       4    /* int64_t bytes: 512, 16k, 8m, 1g */
+#define GN_DIR_DURATION   5    /* int64_t milliseconds: 500ms, 30s, 5m */
+
+/* Where the directive may appear. */
+#define GN_CTX_MAIN       0x1
+#define GN_CTX_SERVER     0x2
+#define GN_CTX_LOCATION   0x4
+
+typedef struct {
+    const char   *name;        /* NULL ends the list */
+    uint32_t      type;        /* GN_DIR_* */
+    uint32_t      contexts;    /* GN_CTX_* bits */
+    size_t        offset;      /* in the module's conf struct */
+    const char   *default_value; /* as written in a config file, or NULL */
+} gn_directive_t;
+
+
+/* ---- the module descriptor -------------------------------------------- */
+
+/*
+ * Hook results: GN_OK (done), GN_AGAIN (pending: finish later),
+ * GN_DECLINED (not mine: the request goes on as if the hook were not
+ * there), GN_ERROR (a 500), or an HTTP status from 400 to 599 (the server
+ * answers with it). init hooks return GN_OK or GN_ERROR (the server does
+ * not start, or the child exits).
+ */
+typedef int  (*gn_init_pt)(const gn_api_t *api, void *conf);
+typedef int  (*gn_handler_pt)(const gn_api_t *api, gn_request_t *r);
+typedef void (*gn_exit_pt)(const gn_api_t *api);
+
+struct gn_module_s {
+    uint32_t               magic;        /* GN_ABI_MAGIC */
+    uint16_t               abi_major;    /* GN_ABI_MAJOR when built */
+    uint16_t               abi_minor;    /* GN_ABI_MINOR when built */
+    uint32_t               size;         /* sizeof(gn_module_t) when built */
+
+    const char            *name;         /* used by `handler NAME;` */
+    const char            *version;      /* the module's own */
+    const gn_directive_t  *directives;   /* or NULL */
+    size_t                 conf_size;    /* per-location conf struct */
+
+    gn_init_pt             init_master;  /* conf: main level */
+    gn_init_pt             init_child;   /* conf: main level */
+    gn_handler_pt          handler;      /* content for `handler NAME;` */
+
+    /* Request filters, run for every request in every location (ISAPI
+     * filter notifications): after the head is read, after the URL is
+     * mapped to a location, and just before the access log is written
+     * (its return value is ignored there). */
+    gn_handler_pt          filter_headers;
+    gn_handler_pt          filter_mapped;
+    gn_handler_pt          filter_log;
+
+    gn_exit_pt             exit_child;
+};
+
+#define GN_MODULE_V1                                                          \
+    GN_ABI_MAGIC, GN_ABI_MAJOR, GN_ABI_MINOR, (uint32_t) sizeof(gn_module_t)
+
+/* Defines the one exported symbol. Build with -fvisibility=hidden (the
+ * pkg-config cflags do) so that nothing else is exported. */
+#define GN_MODULE_EXPORT(descriptor)                                          \
+    __attribute__((visibility("default"))) const gn_module_t *                \
+    GN_MODULE_ENTRY(void) { return &(descriptor); }
+
+
+/* ---- the server's function table --------------------------------------- */
+
+/* Event bits for watch_fd. */
+#define GN_WATCH_READ     0x1
+#define GN_WATCH_WRITE    0x2
+
+typedef void (*gn_watch_pt)(const gn_api_t *api, gn_watch_t *w, int fd,
+    int events, void *arg);
+typedef void (*gn_mtimer_pt)(const gn_api_t *api, gn_mtimer_t *t, void *arg);
+typedef void (*gn_body_pt)(const gn_api_t *api, gn_request_t *r,
+    const unsigned char *data, size_t len, int last, void *arg);
+
+/* Statistics (the scoreboard). Each struct starts with its size as the
+ * server filled it: fields past it are absent (older server). */
+typedef struct {
+    uint32_t    size;
+    int32_t     slot;
+    int64_t     pid;
+    uint64_t    generation;
+    uint32_t    state;          /* GN_CHILD_* */
+    uint32_t    reserved;
+    uint64_t    started;        /* unix time */
+    uint64_t    connections;    /* open now */
+    uint64_t    accepted;
+    uint64_t    requests;
+    uint64_t    bytes_in;
+    uint64_t    bytes_out;
+    uint64_t    status[6];      /* responses by class: [1] 1xx .. [5] 5xx */
+    uint64_t    tls_full;       /* handshakes */
+    uint64_t    tls_resumed;
+    uint64_t    tls_failed;
+} gn_child_stats_t;
+
+#define GN_CHILD_STARTING   1
+#define GN_CHILD_RUNNING    2
+#define GN_CHILD_DRAINING   3
+
+typedef struct {
+    uint32_t    size;
+    uint32_t    children;       /* configured for the current generation */
+    int64_t     master_pid;
+    uint64_t    generation;
+    uint64_t    started;        /* unix time */
+    uint64_t    tls_cache_entries;   /* 0: no TLS session cache */
+    uint64_t    tls_cache_used;
+    uint64_t    tls_cache_stores;
+    uint64_t    tls_cache_hits;
+    uint64_t    tls_cache_misses;
+    uint64_t    tls_cache_evictions;
+} gn_server_stats_t;
+
+
+/* True when this server's table has `member` (it may be older than the
+ * headers the module was built with). */
+#define GN_API_HAS(api, member)                                               \
+    ((api)->size >= offsetof(gn_api_t, member) + sizeof((api)->member))
+
+struct gn_api_s {
+    uint32_t    size;           /* sizeof(gn_api_t) of the server */
+    uint16_t    abi_major;
+    uint16_t    abi_minor;
+
+    /* -- 1.0: logging. r may be NULL. level: GN_LOG_* (types.h). -------- */
+    void        (*log)(gn_request_t *r, int level, const char *fmt, ...)
+                    __attribute__((format(printf, 3, 4)));
+
+    /* -- 1.0: the request. Strings are valid until the request ends and
+     *    are not NUL-terminated. ------------------------------------------ */
+    gn_str_t    (*method)(gn_request_t *r);
+    gn_str_t    (*uri)(gn_request_t *r);         /* decoded, normalised */
+    gn_str_t    (*query)(gn_request_t *r);       /* without '?' */
+    gn_str_t    (*request_uri)(gn_request_t *r); /* as received */
+    int         (*http_version)(gn_request_t *r); /* 10 or 11 */
+    /* First header of that name (case-insensitive); len 0 if absent. */
+    gn_str_t    (*header)(gn_request_t *r, const char *name);
+    /* Iterates the headers: *i starts at 0; returns 0 at the end. */
+    int         (*header_next)(gn_request_t *r, size_t *i, gn_str_t *name,
+                    gn_str_t *value);
+    /* Server variables, the CGI/ISAPI set: REMOTE_ADDR, REMOTE_PORT,
+     * SERVER_ADDR, SERVER_PORT, SERVER_NAME, SERVER_PROTOCOL,
+     * SERVER_SOFTWARE, REQUEST_METHOD, REQUEST_URI, SCRIPT_NAME,
+     * QUERY_STRING, DOCUMENT_ROOT, CONTENT_LENGTH, CONTENT_TYPE, HTTPS
+     * ("on" or "off"), TLS_PROTOCOL, TLS_CIPHER; len 0 if unknown. */
+    gn_str_t    (*variable)(gn_request_t *r, const char *name);
+    /* The location's root and the file the URI maps to under it. */
+    gn_str_t    (*document_root)(gn_request_t *r);
+    gn_str_t    (*mapped_path)(gn_request_t *r);
+
+    /* -- 1.0: the request body. ------------------------------------------ */
+    /* Declared length, -1 when chunked, 0 when there is none. */
+    int64_t     (*body_length)(gn_request_t *r);
+    /* Streams the body to cb as it arrives (last = 1 on the final call,
+     * possibly with len 0); the handler returns GN_AGAIN and finishes
+     * later. At most client_max_body_size bytes (413 beyond, before cb
+     * sees them). Returns GN_OK, or GN_ERROR if called twice. */
+    int         (*read_body)(gn_request_t *r, gn_body_pt cb, void *arg);
+
+    /* -- 1.0: the response. Headers can be set until the first byte is
+     *    sent; writes are buffered and sent by the server. --------------- */
+    int         (*set_status)(gn_request_t *r, int status);
+    /* Sets (replaces) a response header; value NULL removes it.
+     * Content-Length and Transfer-Encoding are the server's. */
+    int         (*set_header)(gn_request_t *r, const char *name,
+                    const char *value);
+    int         (*add_header)(gn_request_t *r, const char *name,
+                    const char *value);
+    int         (*write)(gn_request_t *r, const void *data, size_t len);
+    /* Sends [offset, offset + length) of a file (length -1: to its end);
+     * the server uses sendfile() where it can. */
+    int         (*send_file)(gn_request_t *r, const char *path,
+                    int64_t offset, int64_t length);
+    /* Sends what is buffered now: the head goes out with
+     * "Transfer-Encoding: chunked" (HTTP/1.1; close-delimited for 1.0),
+     * for responses produced over time (pending handlers). */
+    int         (*flush)(gn_request_t *r);
+    /* Completes a request whose handler returned GN_AGAIN; status as a
+     * hook result (GN_OK, GN_ERROR or an HTTP error status). */
+    int         (*finish)(gn_request_t *r, int status);
+
+    /* Runs fn(arg) when the request ends, for any reason (sent, failed,
+     * timed out, client gone): the place to free what the module holds
+     * for it (kill a helper process, close a descriptor). After the
+     * request has ended, no callback of it is called again. */
+    int         (*cleanup_add)(gn_request_t *r, void (*fn)(void *arg),
+                    void *arg);
+
+    /* -- 1.0: memory. Request memory is freed when the request ends;
+     *    module memory lives as long as the configuration. --------------- */
+    void       *(*request_alloc)(gn_request_t *r, size_t size);
+    void       *(*module_alloc)(size_t size);
+
+    /* -- 1.0: configuration. The module's conf struct for the request's
+     *    location (NULL if the module has none). ------------------------- */
+    void       *(*module_conf)(gn_request_t *r, const gn_module_t *m);
+
+    /* -- 1.0: the child's event loop. A watch or timer tied to a request
+     *    (r non-NULL) is removed when the request ends. ------------------ */
+    gn_watch_t *(*watch_fd)(gn_request_t *r, int fd, int events,
+                    gn_watch_pt cb, void *arg);
+    int         (*watch_update)(gn_watch_t *w, int events);
+    void        (*unwatch)(gn_watch_t *w);
+    gn_mtimer_t *(*timer_add)(gn_request_t *r, uint64_t msec,
+                    gn_mtimer_pt cb, void *arg);
+    void        (*timer_cancel)(gn_mtimer_t *t);
+
+    /* -- 1.0: information about the running server. ---------------------- */
+    int         (*child_slot)(void);      /* -1 in the master */
+    const char *(*server_version)(void);  /* "gannet/1.2.3" */
+    /* Scoreboard slots are 0 .. max_slots() - 1; child_stats returns 1
+     * and fills *out for a slot holding a live child, 0 otherwise. */
+    int         (*max_slots)(void);
+    int         (*child_stats)(int slot, gn_child_stats_t *out);
+    int         (*server_stats)(gn_server_stats_t *out);
+};
+
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GN_API_MODULE_H_INCLUDED */
