@@ -22,6 +22,7 @@
 #include "file_cache.h"
 #include "module.h"
 #include "api.h"
+#include "regex.h"
 
 
 
@@ -160,6 +161,12 @@ gn_child_run(gn_cycle_t *cycle, gn_int_t slot, gn_uint_t generation)
     {
         gn_log_error(GN_LOG_EMERG, &cycle->log, errno,
                      "child initialisation failed");
+        exit(2);
+    }
+
+    if (gn_regex_init_child(GN_REGEX_MATCH_LIMIT) != GN_OK) {
+        gn_log_error(GN_LOG_EMERG, &cycle->log, 0, "pcre2 match context "
+                     "allocation failed");
         exit(2);
     }
 

@@ -15,6 +15,7 @@
 #include "access_log.h"
 #include "tls.h"
 #include "module.h"
+#include "rewrite.h"
 
 
 gn_cycle_t  *gn_cycle;
@@ -443,6 +444,8 @@ gn_cycle_server(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
         || gn_array_init(&sc->listens, cf->pool, 2, sizeof(gn_listen_opt_t))
            != GN_OK
         || gn_array_init(&sc->locations, cf->pool, 4,
+                         sizeof(gn_loc_conf_t *)) != GN_OK
+        || gn_array_init(&sc->regex_locations, cf->pool, 2,
                          sizeof(gn_loc_conf_t *)) != GN_OK)
     {
         return "failed (out of memory)";
@@ -498,16 +501,30 @@ gn_cycle_location(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
     name = &value[1];
 
     if (cf->args->nelts == 3) {
-        if (!gn_str_eq(&value[1], "=")) {
-            gn_conf_error(cf, "invalid location modifier \"%.*s\", only "
-                          "\"=\" is supported", GN_STR_ARG(&value[1]));
+        name = &value[2];
+
+        if (gn_str_eq(&value[1], "=")) {
+            lc->exact = 1;
+
+        } else if (gn_str_eq(&value[1], "^~")) {
+            lc->noregex = 1;
+
+        } else if (gn_str_eq(&value[1], "~") || gn_str_eq(&value[1], "~*")) {
+            if (gn_rewrite_location_regex(cf, lc, name,
+                                          value[1].len == 2) != GN_OK)
+            {
+                return GN_CONF_ERROR;
+            }
+
+        } else {
+            gn_conf_error(cf, "invalid location modifier \"%.*s\", expected "
+                          "\"=\", \"~\", \"~*\" or \"^~\"",
+                          GN_STR_ARG(&value[1]));
             return GN_CONF_ERROR;
         }
-        lc->exact = 1;
-        name = &value[2];
     }
 
-    if (name->len == 0 || name->data[0] != '/') {
+    if (lc->regex == NULL && (name->len == 0 || name->data[0] != '/')) {
         gn_conf_error(cf, "invalid location \"%.*s\", it must start with "
                       "\"/\"", GN_STR_ARG(name));
         return GN_CONF_ERROR;
@@ -516,7 +533,7 @@ gn_cycle_location(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
     lc->name = *name;
 
     plc = sc->locations.elts;
-    for (i = 0; i < sc->locations.nelts; i++) {
+    for (i = 0; lc->regex == NULL && i < sc->locations.nelts; i++) {
         if (plc[i]->exact == lc->exact
             && gn_str_cmp(&plc[i]->name, &lc->name) == 0)
         {
@@ -526,7 +543,7 @@ gn_cycle_location(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
         }
     }
 
-    plc = gn_array_push(&sc->locations);
+    plc = gn_array_push(lc->regex ? &sc->regex_locations : &sc->locations);
     if (plc == NULL) {
         return "failed (out of memory)";
     }
@@ -1057,6 +1074,13 @@ gn_cycle_merge_servers(gn_conf_t *cf, gn_cycle_t *cycle)
             }
         }
 
+        plc = sc->regex_locations.elts;
+        for (j = 0; j < sc->regex_locations.nelts; j++) {
+            if (gn_loc_conf_merge(cf, plc[j], sc->loc) != GN_OK) {
+                return GN_ERROR;
+            }
+        }
+
         qsort(sc->locations.elts, sc->locations.nelts,
               sizeof(gn_loc_conf_t *), gn_loc_cmp);
     }
@@ -1169,7 +1193,8 @@ gn_cycle_init_conf(gn_cycle_t *cycle, gn_conf_t *cf, const char *conf_file,
     }
     cycle->tables[0] = gn_cycle_commands;
     cycle->tables[1] = gn_module_commands;
-    cycle->ntables = 2;
+    cycle->tables[2] = gn_rewrite_commands;
+    cycle->ntables = 3;
     cf->tables = cycle->tables;
 
     /* the configuration file itself, absolute */

@@ -84,6 +84,11 @@ struct gn_loc_conf_s {
     gn_flag_t         symlinks_outside_root;
     gn_array_t       *error_pages;  /* of gn_error_page_t */
     void             *mod_confs;    /* gn_mod_conf_t[cycle modules] */
+
+    /* rules (rewrite.c): not inherited, each level runs its own */
+    void             *regex;        /* gn_regex_t of `location ~`, or NULL */
+    gn_uint_t         noregex;      /* `location ^~` */
+    gn_array_t       *rw_ops;       /* rewrite/return, in order */
     gn_array_t       *handlers;     /* of gn_mod_handler_t, or NULL */
 
     /* TLS, used at the server level (main and server contexts) */
@@ -108,6 +113,7 @@ struct gn_srv_conf_s {
     gn_array_t        listens;     /* of gn_listen_opt_t */
     gn_loc_conf_t    *loc;         /* server-level settings */
     gn_array_t        locations;   /* of gn_loc_conf_t *, see sort */
+    gn_array_t        regex_locations; /* of gn_loc_conf_t *, in order */
     gn_str_t          file;        /* where the block starts */
     gn_uint_t         line;
 

@@ -24,6 +24,7 @@
 #include "tls.h"
 #include "http_module.h"
 #include "module.h"
+#include "rewrite.h"
 
 
 #define GN_LINGER_MSEC   2000
@@ -537,7 +538,13 @@ gn_http_run(gn_http_request_t *r)
     }
     r->uri.data = p;
 
-    r->loc = gn_cycle_find_location(r->srv, r->uri.data, r->uri.len);
+    rc = gn_rewrite_run(r);
+    if (rc == GN_DONE) {
+        return GN_OK;                 /* a redirect or `return` answered */
+    }
+    if (rc != GN_OK) {
+        return GN_ERROR;
+    }
 
     rc = gn_http_module_filters(r, GN_HTTP_FILTER_MAPPED);
     if (rc != GN_OK) {

@@ -20,7 +20,10 @@ typedef struct {
 
 static const gn_http_status_t  gn_http_statuses[] = {
     { 100, gn_string("100 Continue") },
+    { 101, gn_string("101 Switching Protocols") },
     { 200, gn_string("200 OK") },
+    { 201, gn_string("201 Created") },
+    { 202, gn_string("202 Accepted") },
     { 204, gn_string("204 No Content") },
     { 206, gn_string("206 Partial Content") },
     { 301, gn_string("301 Moved Permanently") },
@@ -28,7 +31,20 @@ static const gn_http_status_t  gn_http_statuses[] = {
     { 304, gn_string("304 Not Modified") },
     { 307, gn_string("307 Temporary Redirect") },
     { 308, gn_string("308 Permanent Redirect") },
+    { 303, gn_string("303 See Other") },
     { 400, gn_string("400 Bad Request") },
+    { 402, gn_string("402 Payment Required") },
+    { 406, gn_string("406 Not Acceptable") },
+    { 409, gn_string("409 Conflict") },
+    { 410, gn_string("410 Gone") },
+    { 415, gn_string("415 Unsupported Media Type") },
+    { 418, gn_string("418 I'm a teapot") },
+    { 422, gn_string("422 Unprocessable Content") },
+    { 425, gn_string("425 Too Early") },
+    { 426, gn_string("426 Upgrade Required") },
+    { 428, gn_string("428 Precondition Required") },
+    { 429, gn_string("429 Too Many Requests") },
+    { 451, gn_string("451 Unavailable For Legal Reasons") },
     { 401, gn_string("401 Unauthorized") },
     { 403, gn_string("403 Forbidden") },
     { 404, gn_string("404 Not Found") },
@@ -48,6 +64,9 @@ static const gn_http_status_t  gn_http_statuses[] = {
     { 503, gn_string("503 Service Unavailable") },
     { 504, gn_string("504 Gateway Timeout") },
     { 505, gn_string("505 HTTP Version Not Supported") },
+    { 507, gn_string("507 Insufficient Storage") },
+    { 508, gn_string("508 Loop Detected") },
+    { 511, gn_string("511 Network Authentication Required") },
 };
 
 
@@ -63,6 +82,13 @@ gn_http_status_line(gn_uint_t status)
     }
 
     return NULL;
+}
+
+
+gn_int_t
+gn_http_response_status_known(gn_uint_t status)
+{
+    return gn_http_status_line(status) != NULL ? GN_OK : GN_DECLINED;
 }
 
 

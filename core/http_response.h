@@ -21,6 +21,9 @@ gn_int_t gn_http_response_head(gn_http_request_t *r);
  * Returns GN_OK or GN_ERROR. */
 gn_int_t gn_http_response_error(gn_http_request_t *r, gn_uint_t status);
 
+/* GN_OK if the server has a reason phrase for this status. */
+gn_int_t gn_http_response_status_known(gn_uint_t status);
+
 /* Formats t as an IMF-fixdate into buf (30 bytes); returns length. */
 size_t gn_http_time(u_char *buf, time_t t);
 

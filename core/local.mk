@@ -31,7 +31,9 @@ noinst_LTLIBRARIES += %reldir%/libgncore.la
     %reldir%/tls_scache.c %reldir%/tls_scache.h \
     %reldir%/module.c %reldir%/module.h \
     %reldir%/api.c %reldir%/api.h \
-    %reldir%/http_module.c %reldir%/http_module.h
+    %reldir%/http_module.c %reldir%/http_module.h \
+    %reldir%/regex.c %reldir%/regex.h \
+    %reldir%/rewrite.c %reldir%/rewrite.h
 %canon_reldir%_libgncore_la_CFLAGS = $(AM_CFLAGS) $(GNUTLS_CFLAGS) $(PCRE2_CFLAGS)
 %canon_reldir%_libgncore_la_LIBADD = $(GNUTLS_LIBS) $(PCRE2_LIBS)
 

@@ -22,6 +22,7 @@ GN_UNIT_TESTS = \
     %reldir%/unit/test_http_parse \
     %reldir%/unit/test_http_cond \
     %reldir%/unit/test_tls_scache \
+    %reldir%/unit/test_regex \
     %reldir%/unit/test_path
 
 GN_UNIT_CFLAGS = $(AM_CFLAGS) $(GNUTLS_CFLAGS) $(PCRE2_CFLAGS)
@@ -44,6 +45,9 @@ check_PROGRAMS += $(GN_UNIT_TESTS)
 %canon_reldir%_unit_test_tls_scache_SOURCES = %reldir%/unit/test_tls_scache.c %reldir%/tap.c %reldir%/tap.h
 %canon_reldir%_unit_test_tls_scache_CFLAGS = $(GN_UNIT_CFLAGS)
 %canon_reldir%_unit_test_tls_scache_LDADD = $(GN_UNIT_LDADD)
+%canon_reldir%_unit_test_regex_SOURCES = %reldir%/unit/test_regex.c %reldir%/tap.c %reldir%/tap.h
+%canon_reldir%_unit_test_regex_CFLAGS = $(GN_UNIT_CFLAGS)
+%canon_reldir%_unit_test_regex_LDADD = $(GN_UNIT_LDADD)
 %canon_reldir%_unit_test_path_SOURCES = %reldir%/unit/test_path.c %reldir%/tap.c %reldir%/tap.h
 %canon_reldir%_unit_test_path_CFLAGS = $(GN_UNIT_CFLAGS)
 %canon_reldir%_unit_test_path_LDADD = $(GN_UNIT_LDADD)
@@ -62,6 +66,7 @@ GN_INTEG_TESTS = \
     %reldir%/integ/22-tls-session-cache.t \
     %reldir%/integ/23-tls-tickets.t \
     %reldir%/integ/24-tls-cache-lock.t \
+    %reldir%/integ/30-rewrite.t \
     %reldir%/integ/40-module-load.t \
     %reldir%/integ/41-module-content.t \
     %reldir%/integ/43-status.t \

@@ -1,0 +1,33 @@
+/*
+ * Rules on the URI, as nginx users write them: regex locations
+ * (`location ~ RE`, `~* RE`, and `^~ PREFIX` to skip the regexes),
+ * `rewrite REGEX REPLACEMENT [last|break|redirect|permanent];` and
+ * `return CODE [TEXT|URL];` / `return URL;`, in server and location
+ * blocks. Patterns and replacement templates are compiled once, in the
+ * master, when the configuration is loaded.
+ */
+
+#ifndef GN_CORE_REWRITE_H_INCLUDED
+#define GN_CORE_REWRITE_H_INCLUDED
+
+#include "gn_config.h"
+
+#include "cycle.h"
+#include "http_request.h"
+
+
+extern const gn_conf_cmd_t  gn_rewrite_commands[];
+
+/* Config time: a `location ~ ...` / `~* ...` block's pattern. */
+gn_int_t gn_rewrite_location_regex(gn_conf_t *cf, gn_loc_conf_t *lc,
+    const gn_str_t *pattern, gn_uint_t caseless);
+
+/* Child: runs the server's rules, finds the location (nginx order:
+ * exact, the longest prefix if it is ^~, the regexes in order, else the
+ * longest prefix), runs its rules, and starts over after `last` (at most
+ * 10 times). Sets r->loc and possibly r->uri and the query. Returns
+ * GN_OK to go on, GN_DONE when the rules produced the response (a
+ * redirect or `return`), GN_ERROR on a failure (a 500 to answer). */
+gn_int_t gn_rewrite_run(gn_http_request_t *r);
+
+#endif /* GN_CORE_REWRITE_H_INCLUDED */
