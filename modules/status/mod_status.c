@@ -4,10 +4,10 @@
  *     load_module modules/mod_status.so;
  *     location = /status {
  *         handler status;
- *         status_allow "127.0.0.1 ::1 10.0.0.0/8";   # the default: local
- *         status_refresh 5s;                          # HTML only; 0: none
+ *         status_allow "127.0.0.1 ::1 10.0.0.0/8";   # "127.0.0.1 ::1"
+ *         status_refresh 5s;                          # HTML; 0 (none)
  *     }
- *     status_sample_interval 10s;                     # main only
+ *     status_sample_interval 10s;    # main only; 0: off, else 1s .. 1h
  *
  * GET /status                     HTML: totals, one row per child, the TLS
  *                                 session cache, inline SVG charts of the
@@ -857,6 +857,7 @@ static void
 gn_status_prom(const gn_api_t *api, gn_status_out_t *o, gn_status_snap_t *s)
 {
     gn_server_stats_t  *sv = &s->server;
+    uint64_t            v;
     int                 i;
     static const struct {
         const char  *name;
@@ -877,7 +878,6 @@ gn_status_prom(const gn_api_t *api, gn_status_out_t *o, gn_status_snap_t *s)
         { "evictions_total", "counter", "Sessions evicted to make room.",
           offsetof(gn_server_stats_t, tls_cache_evictions) },
     };
-    uint64_t            v;
 
     gn_status_prom_head(o, "gannet_up", "gauge", "1: the server answers.");
     gn_status_printf(o, "gannet_up 1\n");

@@ -250,7 +250,8 @@ is(scalar @badline, 0, 'prometheus: every line parses')
     or diag(join("\n", @badline[0 .. ($#badline > 5 ? 5 : $#badline)]));
 is(scalar @untyped, 0, 'prometheus: every sample follows its # TYPE line')
     or diag("@untyped");
-is(scalar(grep { !$help{$_} } keys %type), 0, 'prometheus: HELP for every TYPE');
+is(scalar(grep { !$help{$_} } keys %type), 0,
+   'prometheus: HELP for every TYPE');
 my @badc = grep { $type{$_} eq 'counter' && !/_total$/ } keys %type;
 is(scalar @badc, 0, 'prometheus: counters end in _total') or diag("@badc");
 is($type{gannet_requests_total}, 'counter', 'prometheus: requests counter');
@@ -418,5 +419,38 @@ is_deeply([ sort { $a <=> $b } map { $_->{pid} } @{$j->{children}} ],
 is(scalar(grep { $_->{generation} == $gen + 1 } @{$j->{children}}), 2,
    'reload: rows of the new generation');
 cmp_ok(scalar @{$j->{history}}, '>=', $nhist, 'reload: history kept');
+
+# ---- main-level checks at start ----------------------------------------------
+
+# init_master refuses a bad main-level status_allow and an out-of-range
+# sample interval (`gannet -t` does not run init hooks, so only the start
+# fails). Run in a prefix of their own: the [emerg] lines stay out of the
+# main error log.
+my @bad = (
+    [ 'status_allow "127.0.0.1 bogus";',
+      qr/\[emerg\].*status: invalid address "bogus" in status_allow/ ],
+    [ 'status_sample_interval 500ms;',
+      qr/\[emerg\].*status_sample_interval must be 0 \(off\) or from 1s/ ],
+);
+for my $i (0 .. $#bad) {
+    my $pfx = "bad$i";
+    $t->write_file("$pfx/logs/.keep", '');
+    $t->write_file("$pfx/gannet.conf", $t->expand(<<"EOF"));
+load_module %%MODDIR%%/mod_status.so;
+children 1;
+user %%USER%%;
+$bad[$i][0]
+server {
+    listen 127.0.0.1:%%PORT_3%%;
+    location = /status { handler status; }
+}
+EOF
+    my ($rc) = $t->run_client([ $t->bin, '-f', '-p', $t->testdir . "/$pfx/",
+                                '-c', $t->testdir . "/$pfx/gannet.conf" ],
+                              timeout => 10);
+    isnt($rc, 0, "start refused with $bad[$i][0]");
+    like($t->read_file("$pfx/logs/error.log") // '', $bad[$i][1],
+         '... and says why');
+}
 
 $t->done;
