@@ -21,8 +21,8 @@ say() { printf '== %s\n' "$*"; }
 die() { printf 'quickstart: %s\n' "$*" >&2; exit 1; }
 
 # Debian packages: the build, then what the tests talk to the server with.
-build_pkgs="autoconf automake libtool pkg-config make gcc libgnutls28-dev libpcre2-dev"
-test_pkgs="perl curl gnutls-bin openssl libio-socket-ssl-perl"
+build_pkgs="autoconf automake libtool pkg-config make gcc libgnutls28-dev libpcre2-dev libcrypt-dev"
+test_pkgs="perl curl gnutls-bin openssl libio-socket-ssl-perl abigail-tools"
 
 missing_pkgs() {
     for p in "$@"; do

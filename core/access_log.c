@@ -1,13 +1,18 @@
 /*
- * Access logs. A line is measured, allocated from the request pool,
- * filled, and written with one write(2) (O_APPEND: no interleaving
- * between children). Request bytes are escaped: '"', '\' and bytes
- * outside 0x20..0x7e become \xHH, so a line is always one line.
+ * Access logs. A text line is measured, allocated from the request pool
+ * and filled; a binary record is encoded (binlog.c). The result goes to
+ * the file's buffer, or straight to the file with one write(2) (O_APPEND:
+ * no interleaving between children). Request bytes are escaped per the
+ * format (escape=default: '"', '\' and bytes outside 0x20..0x7e become
+ * \xHH; escape=json: JSON string rules), so a line is always one line.
  */
 
 #include "gn_config.h"
 
+#include <arpa/inet.h>
+
 #include "access_log.h"
+#include "binlog.h"
 #include "http_request.h"
 #include "http_response.h"
 #include "timer.h"
@@ -18,6 +23,7 @@
 enum {
     GN_LV_TEXT = 0,
     GN_LV_REMOTE_ADDR,
+    GN_LV_REMOTE_PORT,
     GN_LV_REMOTE_USER,
     GN_LV_TIME_LOCAL,
     GN_LV_TIME_ISO8601,
@@ -39,11 +45,19 @@ enum {
     GN_LV_TLS_RESUMED,
     GN_LV_TLS_SNI,
     GN_LV_REQUEST_URI,
-    GN_LV_ARGS
+    GN_LV_ARGS,
+    GN_LV_SCHEME,
+    GN_LV_SERVER_NAME,
+    GN_LV_SERVER_PORT,
+    GN_LV_SERVER_PROTOCOL,
+    GN_LV_REQUEST_LENGTH,
+    GN_LV_SENT_CONTENT_TYPE,
+    GN_LV_HTTP_HEADER              /* $http_<name>: op->text is the name */
 };
 
 static const gn_conf_enum_t  gn_log_vars[] = {
     { gn_string("remote_addr"), GN_LV_REMOTE_ADDR },
+    { gn_string("remote_port"), GN_LV_REMOTE_PORT },
     { gn_string("remote_user"), GN_LV_REMOTE_USER },
     { gn_string("time_local"), GN_LV_TIME_LOCAL },
     { gn_string("time_iso8601"), GN_LV_TIME_ISO8601 },
@@ -66,6 +80,20 @@ static const gn_conf_enum_t  gn_log_vars[] = {
     { gn_string("tls_sni"), GN_LV_TLS_SNI },
     { gn_string("request_uri"), GN_LV_REQUEST_URI },
     { gn_string("args"), GN_LV_ARGS },
+    { gn_string("query_string"), GN_LV_ARGS },
+    { gn_string("scheme"), GN_LV_SCHEME },
+    { gn_string("server_name"), GN_LV_SERVER_NAME },
+    { gn_string("server_port"), GN_LV_SERVER_PORT },
+    { gn_string("server_protocol"), GN_LV_SERVER_PROTOCOL },
+    { gn_string("request_length"), GN_LV_REQUEST_LENGTH },
+    { gn_string("sent_http_content_type"), GN_LV_SENT_CONTENT_TYPE },
+    { gn_null_string, 0 }
+};
+
+static const gn_conf_enum_t  gn_log_escapes[] = {
+    { gn_string("default"), GN_BINLOG_ESC_DEFAULT },
+    { gn_string("json"), GN_BINLOG_ESC_JSON },
+    { gn_string("none"), GN_BINLOG_ESC_NONE },
     { gn_null_string, 0 }
 };
 
@@ -76,8 +104,12 @@ static const char  gn_log_common[] =
     "$remote_addr - $remote_user [$time_local] \"$request\" $status "
     "$body_bytes_sent";
 
-static gn_log_format_t  *gn_log_fmt_combined;
-static gn_log_format_t  *gn_log_fmt_common;
+/* the binary format: a marker, never compiled */
+static gn_log_format_t  gn_log_binary = { gn_string("binary"),
+                                          { NULL, 0, 0, 0, NULL }, 0 };
+
+/* child: files holding a buffer, for flush_all */
+static gn_access_file_t  *gn_access_files;
 
 
 static gn_int_t
@@ -98,13 +130,38 @@ gn_access_log_push(gn_log_format_t *fmt, gn_uint_t var, u_char *p, size_t n)
 }
 
 
+/* Adds the variable `name` (without '$') to fmt. */
+static gn_int_t
+gn_access_log_push_var(gn_log_format_t *fmt, u_char *name, size_t n,
+    char *err, size_t errlen)
+{
+    gn_uint_t  i;
+
+    for (i = 0; gn_log_vars[i].name.len; i++) {
+        if (gn_log_vars[i].name.len == n
+            && memcmp(gn_log_vars[i].name.data, name, n) == 0)
+        {
+            return gn_access_log_push(fmt, gn_log_vars[i].value, NULL, 0);
+        }
+    }
+
+    /* $http_<name>: any request header, '_' standing for '-' */
+    if (n > 5 && memcmp(name, "http_", 5) == 0) {
+        return gn_access_log_push(fmt, GN_LV_HTTP_HEADER, name + 5, n - 5);
+    }
+
+    snprintf(err, errlen, "unknown variable \"$%.*s\"", (int) n, name);
+    return GN_ERROR;
+}
+
+
 static gn_int_t
 gn_access_log_compile_one(gn_log_format_t *fmt, const gn_str_t *s,
     char *err, size_t errlen)
 {
     u_char     *p, *last, *start, *name;
     size_t      n;
-    gn_uint_t   i, braces;
+    gn_uint_t   braces;
 
     p = s->data;
     last = p + s->len;
@@ -143,20 +200,12 @@ gn_access_log_compile_one(gn_log_format_t *fmt, const gn_str_t *s,
             p++;
         }
 
-        for (i = 0; gn_log_vars[i].name.len; i++) {
-            if (gn_log_vars[i].name.len == n
-                && memcmp(gn_log_vars[i].name.data, name, n) == 0)
-            {
-                break;
-            }
-        }
-
-        if (gn_log_vars[i].name.len == 0) {
-            snprintf(err, errlen, "unknown variable \"$%.*s\"", (int) n, name);
+        if (n == 0) {
+            snprintf(err, errlen, "invalid variable name after \"$\"");
             return GN_ERROR;
         }
 
-        if (gn_access_log_push(fmt, gn_log_vars[i].value, NULL, 0) != GN_OK) {
+        if (gn_access_log_push_var(fmt, name, n, err, errlen) != GN_OK) {
             return GN_ERROR;
         }
     }
@@ -186,91 +235,310 @@ gn_access_log_compile(gn_pool_t *pool, gn_log_format_t *fmt,
 }
 
 
-gn_log_format_t *
+/* The built-in "combined" and "common" formats, compiled into each
+ * cycle's pool: a cycle must not point into a freed one after a reload. */
+static gn_log_format_t *
 gn_access_log_builtin(gn_pool_t *pool, const gn_str_t *name)
 {
-    gn_log_format_t  **slot;
-    gn_str_t           text;
-    char               err[128];
+    gn_log_format_t  *fmt;
+    gn_str_t          text;
+    char              err[128];
 
     if (gn_str_eq(name, "combined")) {
-        slot = &gn_log_fmt_combined;
         gn_str_set(&text, gn_log_combined);
     } else if (gn_str_eq(name, "common")) {
-        slot = &gn_log_fmt_common;
         gn_str_set(&text, gn_log_common);
+    } else if (gn_str_eq(name, "binary")) {
+        return &gn_log_binary;
     } else {
         return NULL;
     }
 
-    /* compiled into each cycle's pool: a cycle must not point into a
-     * freed one after a reload */
-    (void) slot;
-    {
-        gn_log_format_t  *fmt;
-
-        fmt = gn_pcalloc(pool, sizeof(gn_log_format_t));
-        if (fmt == NULL) {
-            return NULL;
-        }
-        fmt->name = *name;
-        if (gn_access_log_compile(pool, fmt, &text, 1, err, sizeof(err))
-            != GN_OK)
-        {
-            return NULL;
-        }
-        return fmt;
+    fmt = gn_pcalloc(pool, sizeof(gn_log_format_t));
+    if (fmt == NULL) {
+        return NULL;
     }
+
+    fmt->name = *name;
+    if (gn_access_log_compile(pool, fmt, &text, 1, err, sizeof(err))
+        != GN_OK)
+    {
+        return NULL;
+    }
+
+    return fmt;
 }
 
 
-/* Copies s escaped into p (or only measures it when p is NULL). */
-static size_t
-gn_access_log_escape(u_char *p, const u_char *s, size_t n)
+static gn_log_format_t *
+gn_access_log_find_format(gn_conf_t *cf, const gn_str_t *name)
 {
-    static const char  hex[] = "0123456789ABCDEF";
-    size_t             len, i;
+    gn_cycle_t        *cycle = cf->data;
+    gn_log_format_t  **fmts;
+    gn_uint_t          i;
 
-    if (n == 0 || s == NULL) {
-        if (p != NULL) {
-            *p = '-';
+    fmts = cycle->main->log_formats.elts;
+    for (i = 0; i < cycle->main->log_formats.nelts; i++) {
+        if (gn_str_cmp(&fmts[i]->name, name) == 0) {
+            return fmts[i];
         }
-        return 1;
     }
 
-    len = 0;
-    for (i = 0; i < n; i++) {
-        if (s[i] < 0x20 || s[i] > 0x7e || s[i] == '"' || s[i] == '\\') {
-            if (p != NULL) {
-                p[len] = '\\';
-                p[len + 1] = 'x';
-                p[len + 2] = (u_char) hex[s[i] >> 4];
-                p[len + 3] = (u_char) hex[s[i] & 0xf];
+    return gn_access_log_builtin(cf->pool, name);
+}
+
+
+/* buffer=SIZE and flush=TIME; `*fmt_arg` is set to the format name. */
+static char *
+gn_access_log_params(gn_conf_t *cf, gn_access_file_t *want,
+    gn_str_t **fmt_arg)
+{
+    gn_str_t   *value = cf->args->elts, v;
+    gn_uint_t   i;
+    ssize_t     size;
+
+    *fmt_arg = NULL;
+    want->size = 0;
+    want->flush = 0;
+
+    for (i = 2; i < cf->args->nelts; i++) {
+
+        if (value[i].len > 7 && memcmp(value[i].data, "buffer=", 7) == 0) {
+            v.data = value[i].data + 7;
+            v.len = value[i].len - 7;
+            size = gn_parse_size(&v);
+            if (size <= 0 || size > GN_ACCESS_LOG_BUFFER_MAX) {
+                gn_conf_error(cf, "invalid buffer size \"%.*s\" in "
+                              "\"access_log\" directive (1 .. 16m)",
+                              GN_STR_ARG(&v));
+                return GN_CONF_ERROR;
             }
-            len += 4;
+            want->size = (size_t) size;
+
+        } else if (value[i].len > 6
+                   && memcmp(value[i].data, "flush=", 6) == 0)
+        {
+            v.data = value[i].data + 6;
+            v.len = value[i].len - 6;
+            if (gn_parse_msec(&v, &want->flush) != GN_OK
+                || want->flush == 0)
+            {
+                gn_conf_error(cf, "invalid flush time \"%.*s\" in "
+                              "\"access_log\" directive", GN_STR_ARG(&v));
+                return GN_CONF_ERROR;
+            }
+
+        } else if (i == 2) {
+            *fmt_arg = &value[i];
 
         } else {
-            if (p != NULL) {
-                p[len] = s[i];
-            }
-            len++;
+            gn_conf_error(cf, "invalid parameter \"%.*s\" in \"access_log\" "
+                          "directive", GN_STR_ARG(&value[i]));
+            return GN_CONF_ERROR;
         }
     }
 
-    return len;
+    /* as nginx: flush= alone implies a default buffer */
+    if (want->flush && want->size == 0) {
+        want->size = GN_ACCESS_LOG_BUFFER_DEFAULT;
+    }
+
+    return GN_CONF_OK;
 }
+
+
+/* The gn_access_file_t of `path` (shared by every access_log naming it). */
+static char *
+gn_access_log_file(gn_conf_t *cf, gn_access_log_t *al, gn_str_t *path,
+    gn_access_file_t *want)
+{
+    gn_access_file_t  *af;
+    gn_open_file_t    *file;
+
+    file = gn_cycle_open_file_add(cf, path);
+    if (file == NULL) {
+        return "failed (out of memory)";
+    }
+
+    af = file->data;
+    if (af == NULL) {
+        af = gn_pcalloc(cf->pool, sizeof(gn_access_file_t));
+        if (af == NULL) {
+            return "failed (out of memory)";
+        }
+        af->file = file;
+        af->binary = want->binary;
+        file->data = af;
+    }
+
+    if (af->binary != want->binary) {
+        gn_conf_error(cf, "\"%s\" is used both for binary and for text "
+                      "records in \"access_log\" directive",
+                      (char *) path->data);
+        return GN_CONF_ERROR;
+    }
+
+    /* several access_log lines may name one file: the largest buffer and
+     * the shortest flush win */
+    af->size = gn_max(af->size, want->size);
+    if (want->flush && (af->flush == 0 || want->flush < af->flush)) {
+        af->flush = want->flush;
+    }
+
+    al->file = file;
+    al->af = af;
+
+    return GN_CONF_OK;
+}
+
+
+char *
+gn_access_log_directive(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
+{
+    gn_loc_conf_t     *lc = conf;
+    gn_str_t          *value = cf->args->elts, path, combined, *name;
+    gn_access_log_t   *al;
+    gn_access_file_t   want;
+    char              *rv;
+
+    if (gn_str_eq(&value[1], "off")) {
+        if (cf->args->nelts != 2) {
+            return "has invalid parameters after \"off\"";
+        }
+        lc->access_log_off = 1;
+        return GN_CONF_OK;
+    }
+
+    memset(&want, 0, sizeof(want));
+    rv = gn_access_log_params(cf, &want, &name);
+    if (rv != GN_CONF_OK) {
+        return rv;
+    }
+
+    if (lc->access_logs == NULL) {
+        lc->access_logs = gn_array_create(cf->pool, 1,
+                                          sizeof(gn_access_log_t));
+        if (lc->access_logs == NULL) {
+            return "failed (out of memory)";
+        }
+    }
+
+    al = gn_array_push(lc->access_logs);
+    if (al == NULL) {
+        return "failed (out of memory)";
+    }
+    memset(al, 0, sizeof(*al));
+
+    gn_str_set(&combined, "combined");
+    al->format = gn_access_log_find_format(cf, name ? name : &combined);
+    if (al->format == NULL) {
+        gn_conf_error(cf, "unknown log format \"%.*s\" in \"access_log\" "
+                      "directive", GN_STR_ARG(name));
+        return GN_CONF_ERROR;
+    }
+    want.binary = (al->format == &gn_log_binary);
+
+    path = value[1];
+    if (gn_conf_full_name(cf, &path, 0) != GN_OK) {
+        return "failed (out of memory)";
+    }
+
+    rv = gn_access_log_file(cf, al, &path, &want);
+    if (rv != GN_CONF_OK) {
+        return rv;
+    }
+
+    lc->access_log_off = 0;
+    return GN_CONF_OK;
+}
+
+
+char *
+gn_access_log_format_directive(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
+    void *conf)
+{
+    gn_main_conf_t    *mc = conf;
+    gn_str_t          *value = cf->args->elts, *name, esc;
+    gn_log_format_t  **pfmt, *fmt;
+    gn_uint_t          i, first, escape;
+    char               err[256];
+
+    name = &value[1];
+    pfmt = mc->log_formats.elts;
+    for (i = 0; i < mc->log_formats.nelts; i++) {
+        if (gn_str_cmp(&pfmt[i]->name, name) == 0) {
+            gn_conf_error(cf, "duplicate log_format \"%.*s\"",
+                          GN_STR_ARG(name));
+            return GN_CONF_ERROR;
+        }
+    }
+
+    if (gn_str_eq(name, "combined") || gn_str_eq(name, "common")
+        || gn_str_eq(name, "binary"))
+    {
+        gn_conf_error(cf, "log_format \"%.*s\" is built in and cannot be "
+                      "redefined", GN_STR_ARG(name));
+        return GN_CONF_ERROR;
+    }
+
+    first = 2;
+    escape = GN_BINLOG_ESC_DEFAULT;
+
+    if (value[2].len > 7 && memcmp(value[2].data, "escape=", 7) == 0) {
+        esc.data = value[2].data + 7;
+        esc.len = value[2].len - 7;
+        for (i = 0; gn_log_escapes[i].name.len; i++) {
+            if (gn_str_cmp(&gn_log_escapes[i].name, &esc) == 0) {
+                break;
+            }
+        }
+        if (gn_log_escapes[i].name.len == 0) {
+            gn_conf_error(cf, "unknown escape \"%.*s\" in \"log_format\" "
+                          "directive, it must be default, json or none",
+                          GN_STR_ARG(&esc));
+            return GN_CONF_ERROR;
+        }
+        escape = gn_log_escapes[i].value;
+        first = 3;
+        if (cf->args->nelts == 3) {
+            return "has no format string";
+        }
+    }
+
+    fmt = gn_pcalloc(cf->pool, sizeof(gn_log_format_t));
+    pfmt = gn_array_push(&mc->log_formats);
+    if (fmt == NULL || pfmt == NULL) {
+        return "failed (out of memory)";
+    }
+
+    fmt->name = *name;
+    fmt->escape = escape;
+    if (gn_access_log_compile(cf->pool, fmt, &value[first],
+                              cf->args->nelts - first, err, sizeof(err))
+        != GN_OK)
+    {
+        gn_conf_error(cf, "%s in \"log_format\" directive", err);
+        return GN_CONF_ERROR;
+    }
+
+    *pfmt = fmt;
+    return GN_CONF_OK;
+}
+
+
+/* ---- values ------------------------------------------------------------ */
 
 
 /* The request line as received: method SP target SP version. */
 static size_t
-gn_access_log_request_line(gn_http_request_t *r, u_char *p)
+gn_access_log_request_line(gn_http_request_t *r, u_char *p, gn_uint_t esc)
 {
     gn_http_head_t  *h = &r->head;
     size_t           n;
     u_char          *end;
 
     if (h->method_name.data == NULL || h->target.data == NULL) {
-        return gn_access_log_escape(p, NULL, 0);
+        return gn_binlog_escape(p, NULL, 0, esc);
     }
 
     /* method, target and version lie in one line of the head buffer */
@@ -280,163 +548,419 @@ gn_access_log_request_line(gn_http_request_t *r, u_char *p)
     }
     n = end - h->method_name.data;
 
-    return gn_access_log_escape(p, h->method_name.data, n);
+    return gn_binlog_escape(p, h->method_name.data, n, esc);
+}
+
+
+/* Request header `name` ($http_ suffix: lower case, '_' for '-'). */
+static gn_str_t *
+gn_access_log_header(gn_http_request_t *r, const gn_str_t *name)
+{
+    gn_http_header_t  *hd;
+    gn_uint_t          i;
+    size_t             k;
+    u_char             c;
+
+    hd = r->head.headers;
+    for (i = 0; hd != NULL && i < r->head.nheaders; i++) {
+        if (hd[i].name.len != name->len) {
+            continue;
+        }
+        for (k = 0; k < name->len; k++) {
+            c = gn_tolower(hd[i].name.data[k]);
+            if (c == '-') {
+                c = '_';
+            }
+            if (c != name->data[k]) {
+                break;
+            }
+        }
+        if (k == name->len) {
+            return &hd[i].value;
+        }
+    }
+
+    return NULL;
 }
 
 
 static size_t
-gn_access_log_tls(gn_http_request_t *r, gn_uint_t var, u_char *p)
+gn_access_log_str(gn_http_request_t *r, gn_log_op_t *op, u_char *p,
+    gn_uint_t esc)
 {
-    gn_str_t   v[4];
+    gn_str_t   v[4], *s, none = gn_null_string;
 
-    gn_tls_conn_info(r->c, &v[0], &v[1], &v[2], &v[3]);
+    s = &none;
 
-    return gn_access_log_escape(p, v[var - GN_LV_TLS_PROTOCOL].data,
-                                v[var - GN_LV_TLS_PROTOCOL].len);
-}
-
-
-static size_t
-gn_access_log_var(gn_http_request_t *r, gn_uint_t var, u_char *p)
-{
-    char     num[48];
-    size_t   n;
-    off_t    body;
-    gn_msec_t  ms;
-
-    switch (var) {
+    switch (op->var) {
 
     case GN_LV_REMOTE_ADDR:
-        return gn_access_log_escape(p, (u_char *) r->c->addr_text,
-                                    r->c->addr_len);
-
-    case GN_LV_REMOTE_USER:
-        return gn_access_log_escape(p, NULL, 0);
-
-    case GN_LV_TIME_LOCAL:
-        if (p) memcpy(p, gn_log_time_local.data, gn_log_time_local.len);
-        return gn_log_time_local.len;
-
-    case GN_LV_TIME_ISO8601:
-        if (p) memcpy(p, gn_log_time_iso.data, gn_log_time_iso.len);
-        return gn_log_time_iso.len;
-
+        v[0].data = (u_char *) r->c->addr_text;
+        v[0].len = r->c->addr_len;
+        s = &v[0];
+        break;
     case GN_LV_REQUEST:
-        return gn_access_log_request_line(r, p);
-
+        return gn_access_log_request_line(r, p, esc);
     case GN_LV_REQUEST_METHOD:
-        return gn_access_log_escape(p, r->head.method_name.data,
-                                    r->head.method_name.len);
-
+        s = &r->head.method_name;
+        break;
     case GN_LV_URI:
-        return gn_access_log_escape(p, r->uri.data, r->uri.len);
-
+        s = &r->uri;
+        break;
     case GN_LV_REQUEST_URI:
-        return gn_access_log_escape(p, r->head.target.data,
-                                    r->head.target.len);
-
+        s = &r->head.target;
+        break;
     case GN_LV_ARGS:
-        return gn_access_log_escape(p, r->head.query.data,
-                                    r->head.query.len);
-
+        s = &r->head.query;
+        break;
     case GN_LV_HTTP_REFERER:
-        return gn_access_log_escape(p, r->head.referer.data,
-                                    r->head.referer.len);
-
+        s = &r->head.referer;
+        break;
     case GN_LV_HTTP_USER_AGENT:
-        return gn_access_log_escape(p, r->head.user_agent.data,
-                                    r->head.user_agent.len);
-
+        s = &r->head.user_agent;
+        break;
     case GN_LV_HOST:
-        return gn_access_log_escape(p, r->head.host.data, r->head.host.len);
-
+        s = &r->head.host;
+        break;
+    case GN_LV_HTTP_HEADER:
+        s = gn_access_log_header(r, &op->text);
+        s = s ? s : &none;
+        break;
+    case GN_LV_SENT_CONTENT_TYPE:
+        s = &r->content_type;
+        break;
+    case GN_LV_SCHEME:
+        gn_str_set(&v[0], "http");
+        if (r->c->tls != NULL) {
+            gn_str_set(&v[0], "https");
+        }
+        s = &v[0];
+        break;
+    case GN_LV_SERVER_NAME:
+        if (r->srv != NULL && r->srv->names != NULL
+            && r->srv->names->nelts > 0)
+        {
+            s = r->srv->names->elts;
+        }
+        break;
+    case GN_LV_SERVER_PROTOCOL:
+        if (r->head.version == GN_HTTP_VERSION_10) {
+            gn_str_set(&v[0], "HTTP/1.0");
+            s = &v[0];
+        } else if (r->head.version == GN_HTTP_VERSION_11) {
+            gn_str_set(&v[0], "HTTP/1.1");
+            s = &v[0];
+        }
+        break;
     case GN_LV_TLS_PROTOCOL:
     case GN_LV_TLS_CIPHER:
     case GN_LV_TLS_RESUMED:
     case GN_LV_TLS_SNI:
-        return gn_access_log_tls(r, var, p);
-
+        gn_tls_conn_info(r->c, &v[0], &v[1], &v[2], &v[3]);
+        s = &v[op->var - GN_LV_TLS_PROTOCOL];
+        break;
     default:
         break;
     }
+
+    return gn_binlog_escape(p, s->data, s->len, esc);
+}
+
+
+static in_port_t
+gn_access_log_port(struct sockaddr_storage *ss)
+{
+    if (ss->ss_family == AF_INET6) {
+        return ntohs(((struct sockaddr_in6 *) ss)->sin6_port);
+    }
+    if (ss->ss_family == AF_INET) {
+        return ntohs(((struct sockaddr_in *) ss)->sin_port);
+    }
+    return 0;
+}
+
+
+/* Numbers and times: never escaped. Returns 0 for string variables. */
+static size_t
+gn_access_log_num(gn_http_request_t *r, gn_uint_t var, char *num,
+    size_t size)
+{
+    struct timespec  ts;
+    gn_msec_t        ms;
+    off_t            body;
 
     body = r->bytes_sent - r->header_bytes;
 
     switch (var) {
+    case GN_LV_TIME_LOCAL:
+        return snprintf(num, size, "%.*s", GN_STR_ARG(&gn_log_time_local));
+    case GN_LV_TIME_ISO8601:
+        return snprintf(num, size, "%.*s", GN_STR_ARG(&gn_log_time_iso));
     case GN_LV_STATUS:
-        n = snprintf(num, sizeof(num), "%u", (unsigned) r->status);
-        break;
+        return snprintf(num, size, "%03u", (unsigned) r->status);
     case GN_LV_BODY_BYTES_SENT:
-        n = snprintf(num, sizeof(num), "%lld", (long long) gn_max(body, 0));
-        break;
+        return snprintf(num, size, "%lld", (long long) gn_max(body, 0));
     case GN_LV_BYTES_SENT:
-        n = snprintf(num, sizeof(num), "%lld", (long long) r->bytes_sent);
-        break;
+        return snprintf(num, size, "%lld", (long long) r->bytes_sent);
     case GN_LV_REQUEST_TIME:
         ms = gn_current_msec - r->start_msec;
-        n = snprintf(num, sizeof(num), "%llu.%03llu",
-                     (unsigned long long) ms / 1000,
-                     (unsigned long long) ms % 1000);
-        break;
+        return snprintf(num, size, "%llu.%03llu",
+                        (unsigned long long) ms / 1000,
+                        (unsigned long long) ms % 1000);
     case GN_LV_MSEC:
-        n = snprintf(num, sizeof(num), "%lld.000",
-                     (long long) gn_current_sec);
-        break;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return snprintf(num, size, "%lld.%03ld", (long long) ts.tv_sec,
+                        ts.tv_nsec / 1000000);
     case GN_LV_PID:
-        n = snprintf(num, sizeof(num), "%d", (int) getpid());
-        break;
+        return snprintf(num, size, "%d", (int) getpid());
     case GN_LV_CONNECTION_REQUESTS:
-        n = snprintf(num, sizeof(num), "%u", (unsigned) r->c->requests);
-        break;
+        return snprintf(num, size, "%u", (unsigned) r->c->requests);
+    case GN_LV_REMOTE_PORT:
+        return snprintf(num, size, "%u",
+                        (unsigned) gn_access_log_port(&r->c->peer));
+    case GN_LV_SERVER_PORT:
+        return snprintf(num, size, "%u",
+                        (unsigned) gn_access_log_port(&r->c->listen->sa));
+    case GN_LV_REQUEST_LENGTH:
+        return snprintf(num, size, "%zu", r->head_len);
     default:
-        n = snprintf(num, sizeof(num), "-");
-        break;
+        return 0;
+    }
+}
+
+
+/* Copies (or measures, p == NULL) one part of a line. */
+static size_t
+gn_access_log_op(gn_http_request_t *r, gn_log_op_t *op, u_char *p,
+    gn_uint_t esc)
+{
+    char    num[64];
+    size_t  n;
+
+    if (op->var == GN_LV_TEXT) {
+        if (p != NULL) {
+            memcpy(p, op->text.data, op->text.len);
+        }
+        return op->text.len;
     }
 
+    if (op->var == GN_LV_REMOTE_USER) {
+        return gn_binlog_escape(p, NULL, 0, esc);
+    }
+
+    n = gn_access_log_num(r, op->var, num, sizeof(num));
+    if (n == 0) {
+        return gn_access_log_str(r, op, p, esc);
+    }
+
+    n = gn_min(n, sizeof(num) - 1);
     if (p != NULL) {
         memcpy(p, num, n);
     }
-
     return n;
 }
 
 
-static void
-gn_access_log_write(gn_http_request_t *r, gn_access_log_t *al)
-{
-    gn_log_op_t  *op;
-    gn_uint_t     i;
-    size_t        len;
-    u_char       *line, *p;
-    ssize_t       n;
+/* ---- binary records ---------------------------------------------------- */
 
-    op = al->format->ops.elts;
-    len = 1;
-    for (i = 0; i < al->format->ops.nelts; i++) {
-        len += op[i].var ? gn_access_log_var(r, op[i].var, NULL)
-                         : op[i].text.len;
+
+static void
+gn_access_log_addr(gn_conn_t *c, u_char *addr)
+{
+    struct sockaddr_storage  *ss = &c->peer;
+
+    memset(addr, 0, 16);
+
+    if (ss->ss_family == AF_INET6) {
+        memcpy(addr, &((struct sockaddr_in6 *) ss)->sin6_addr, 16);
+    } else if (ss->ss_family == AF_INET) {
+        addr[10] = addr[11] = 0xff;
+        memcpy(addr + 12, &((struct sockaddr_in *) ss)->sin_addr, 4);
+    }
+}
+
+
+static void
+gn_access_log_binrec(gn_http_request_t *r, gn_binlog_rec_t *rec)
+{
+    gn_http_head_t   *h = &r->head;
+    struct timespec   ts;
+    gn_str_t          v[4];
+    off_t             body;
+
+    memset(rec, 0, sizeof(*rec));
+
+    /* the second of the text logs' $time_local, with its milliseconds */
+    clock_gettime(CLOCK_REALTIME, &ts);
+    rec->sec = gn_current_sec;
+    rec->msec = ts.tv_sec == gn_current_sec ? ts.tv_nsec / 1000000
+                : (ts.tv_sec > gn_current_sec ? 999 : 0);
+
+    rec->status = (uint16_t) r->status;
+    rec->version = h->version == GN_HTTP_VERSION_10 ? 10
+                   : (h->version == GN_HTTP_VERSION_11 ? 11 : 0);
+    gn_access_log_addr(r->c, rec->addr);
+    body = r->bytes_sent - r->header_bytes;
+    rec->bytes_sent = (uint64_t) r->bytes_sent;
+    rec->body_bytes = (uint64_t) gn_max(body, 0);
+    rec->request_time = (uint32_t) (gn_current_msec - r->start_msec);
+    rec->pid = (uint32_t) getpid();
+
+    if (h->method_name.data != NULL && h->target.data != NULL) {
+        rec->method = gn_binlog_method_id(h->method);
+        if (rec->method == 0) {
+            rec->str[GN_BINLOG_METHOD] = h->method_name;
+        }
+        rec->str[GN_BINLOG_TARGET] = h->target;
+    }
+    rec->str[GN_BINLOG_HOST] = h->host;
+    rec->str[GN_BINLOG_REFERER] = h->referer;
+    rec->str[GN_BINLOG_USER_AGENT] = h->user_agent;
+
+    if (r->c->tls != NULL) {
+        gn_tls_conn_info(r->c, &v[0], &v[1], &v[2], &v[3]);
+        rec->tls = gn_str_eq(&v[0], "TLSv1.2") ? GN_BINLOG_TLS_12
+                   : gn_str_eq(&v[0], "TLSv1.3") ? GN_BINLOG_TLS_13
+                   : GN_BINLOG_TLS_OTHER;
+        if (gn_str_eq(&v[2], "r")) {
+            rec->tls |= GN_BINLOG_TLS_RESUMED;
+        }
+    }
+}
+
+
+/* ---- buffers and writes ------------------------------------------------ */
+
+
+static void
+gn_access_log_write_fd(gn_access_file_t *af, u_char *p, size_t len)
+{
+    ssize_t  n;
+
+    n = write(af->file->fd, p, len);
+    if (n != (ssize_t) len) {
+        gn_log_error(GN_LOG_ALERT, &gn_cycle->log, n == -1 ? errno : 0,
+                     "write() of %zu bytes to \"%s\" failed or was short",
+                     len, (char *) af->file->name.data);
+    }
+}
+
+
+static void
+gn_access_log_flush(gn_access_file_t *af)
+{
+    if (af->len > 0) {
+        gn_access_log_write_fd(af, af->buf, af->len);
+        af->len = 0;
     }
 
-    line = gn_pnalloc(r->pool, len);
-    if (line == NULL) {
+    if (gn_timer_is_set(&af->timer)) {
+        gn_timer_del(&af->timer);
+    }
+}
+
+
+static void
+gn_access_log_flush_timer(gn_timer_t *t)
+{
+    gn_access_log_flush(t->data);
+}
+
+
+/* Room for len more bytes in af's buffer, or NULL: write it alone. */
+static u_char *
+gn_access_log_reserve(gn_access_file_t *af, size_t len)
+{
+    if (af->size == 0 || len > af->size) {
+        return NULL;
+    }
+
+    if (af->buf == NULL) {
+        af->buf = malloc(af->size);
+        if (af->buf == NULL) {
+            gn_log_error(GN_LOG_CRIT, &gn_cycle->log, errno,
+                         "malloc(%zu) failed, \"%s\" unbuffered", af->size,
+                         (char *) af->file->name.data);
+            af->size = 0;
+            return NULL;
+        }
+        af->len = 0;
+        gn_timer_init_node(&af->timer, gn_access_log_flush_timer, af);
+        af->next = gn_access_files;
+        gn_access_files = af;
+    }
+
+    if (af->len + len > af->size) {
+        gn_access_log_flush(af);
+    }
+
+    if (af->len == 0 && af->flush) {
+        gn_timer_set(&af->timer, af->flush);
+    }
+
+    return af->buf + af->len;
+}
+
+
+static void
+gn_access_log_binary(gn_http_request_t *r, gn_access_file_t *af)
+{
+    gn_binlog_rec_t   rec;
+    u_char           *p;
+    size_t            len;
+
+    gn_access_log_binrec(r, &rec);
+    len = gn_binlog_size(&rec);
+
+    p = gn_access_log_reserve(af, len);
+    if (p != NULL) {
+        (void) gn_binlog_encode(p, &rec);
+        af->len += len;
         return;
     }
 
-    p = line;
-    for (i = 0; i < al->format->ops.nelts; i++) {
-        if (op[i].var) {
-            p += gn_access_log_var(r, op[i].var, p);
-        } else {
-            p = gn_cpymem(p, op[i].text.data, op[i].text.len);
+    p = gn_pnalloc(r->pool, len);
+    if (p != NULL) {
+        (void) gn_binlog_encode(p, &rec);
+        gn_access_log_write_fd(af, p, len);
+    }
+}
+
+
+static void
+gn_access_log_text(gn_http_request_t *r, gn_access_log_t *al)
+{
+    gn_log_format_t  *fmt = al->format;
+    gn_log_op_t      *op;
+    gn_uint_t         i, buffered;
+    size_t            len;
+    u_char           *line, *p;
+
+    op = fmt->ops.elts;
+    len = 1;
+    for (i = 0; i < fmt->ops.nelts; i++) {
+        len += gn_access_log_op(r, &op[i], NULL, fmt->escape);
+    }
+
+    line = gn_access_log_reserve(al->af, len);
+    buffered = (line != NULL);
+    if (line == NULL) {
+        line = gn_pnalloc(r->pool, len);
+        if (line == NULL) {
+            return;
         }
+    }
+
+    p = line;
+    for (i = 0; i < fmt->ops.nelts; i++) {
+        p += gn_access_log_op(r, &op[i], p, fmt->escape);
     }
     *p++ = '\n';
 
-    n = write(al->file->fd, line, (size_t) (p - line));
-    if (n != p - line) {
-        gn_log_error(GN_LOG_ALERT, &gn_cycle->log, n == -1 ? errno : 0,
-                     "write() to \"%s\" failed or was short",
-                     (char *) al->file->name.data);
+    if (buffered) {
+        al->af->len += (size_t) (p - line);
+    } else {
+        gn_access_log_write_fd(al->af, line, (size_t) (p - line));
     }
 }
 
@@ -453,6 +977,49 @@ gn_access_log_request(gn_http_request_t *r)
 
     al = r->loc->access_logs->elts;
     for (i = 0; i < r->loc->access_logs->nelts; i++) {
-        gn_access_log_write(r, &al[i]);
+        if (al[i].af->binary) {
+            gn_access_log_binary(r, al[i].af);
+        } else {
+            gn_access_log_text(r, &al[i]);
+        }
+    }
+}
+
+
+void
+gn_access_log_flush_all(void)
+{
+    gn_access_file_t  *af;
+
+    for (af = gn_access_files; af != NULL; af = af->next) {
+        gn_access_log_flush(af);
+    }
+}
+
+
+void
+gn_access_log_files_opened(gn_cycle_t *cycle)
+{
+    gn_open_file_t    **files;
+    gn_access_file_t   *af;
+    struct stat         st;
+    u_char              hdr[GN_BINLOG_HEADER_SIZE];
+    gn_uint_t           i;
+
+    files = cycle->open_files.elts;
+    for (i = 0; i < cycle->open_files.nelts; i++) {
+        af = files[i]->data;
+        if (af == NULL || !af->binary || files[i]->fd == -1) {
+            continue;
+        }
+        if (fstat(files[i]->fd, &st) == -1 || st.st_size != 0) {
+            continue;
+        }
+        gn_binlog_header(hdr);
+        if (write(files[i]->fd, hdr, sizeof(hdr)) != (ssize_t) sizeof(hdr)) {
+            gn_log_error(GN_LOG_ALERT, &cycle->log, errno,
+                         "write() of the header of \"%s\" failed",
+                         (char *) files[i]->name.data);
+        }
     }
 }

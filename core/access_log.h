@@ -1,8 +1,13 @@
 /*
- * Access logs: formats compiled once at configuration time into a list of
- * literal and variable parts; each request's line is built in a buffer and
- * written with one write(2) to an O_APPEND file, so lines from several
- * children never interleave.
+ * Access logs: text formats compiled once at configuration time into a
+ * list of literal and variable parts, or binary records (binlog.h).
+ *
+ * Each line (record) is built whole. Unbuffered, it is written with one
+ * write(2) to an O_APPEND file; with `buffer=`, a child appends whole
+ * lines to a private per-file buffer written with one write(2) when the
+ * next line would not fit, `flush=` after the oldest buffered line, on
+ * reopen and at exit. Either way a write holds whole lines only, so the
+ * lines of several children never tear or interleave.
  */
 
 #ifndef GN_CORE_ACCESS_LOG_H_INCLUDED
@@ -12,20 +17,44 @@
 
 #include "pool.h"
 #include "array.h"
+#include "conf.h"
+#include "timer.h"
 
 
 struct gn_http_request_s;
-struct gn_access_log_s;
+struct gn_cycle_s;
+struct gn_open_file_s;
 
 typedef struct {
     gn_uint_t         var;         /* 0: literal text; else a variable */
-    gn_str_t          text;
+    gn_str_t          text;        /* literal, or the header of $http_x */
 } gn_log_op_t;
 
 struct gn_log_format_s {
     gn_str_t          name;
     gn_array_t        ops;         /* of gn_log_op_t */
+    gn_uint_t         escape;      /* GN_BINLOG_ESC_* */
 };
+
+/* One access log file: its settings (the first access_log naming the
+ * file with buffer=/flush= sets them) and, in a child, its buffer. */
+typedef struct gn_access_file_s  gn_access_file_t;
+
+struct gn_access_file_s {
+    struct gn_open_file_s  *file;
+    size_t                  size;      /* buffer=; 0: unbuffered */
+    gn_msec_t               flush;     /* flush=; 0: only when full */
+    gn_uint_t               binary;
+
+    /* child only */
+    u_char                 *buf;       /* malloc()ed on first use */
+    size_t                  len;
+    gn_timer_t              timer;
+    gn_access_file_t       *next;      /* files with a buffer */
+};
+
+#define GN_ACCESS_LOG_BUFFER_DEFAULT  65536
+#define GN_ACCESS_LOG_BUFFER_MAX      (16 * 1024 * 1024)
 
 
 /*
@@ -37,12 +66,23 @@ gn_int_t gn_access_log_compile(gn_pool_t *pool,
     struct gn_log_format_s *fmt, const gn_str_t *args, gn_uint_t n,
     char *err, size_t errlen);
 
-/* The built-in "combined" and "common" formats (compiled on first use). */
-struct gn_log_format_s *gn_access_log_builtin(gn_pool_t *pool,
-    const gn_str_t *name);
+/* Directive handlers (the core table in cycle.c points here):
+ *   access_log PATH [FORMAT|binary] [buffer=SIZE] [flush=TIME] | off;
+ *   log_format NAME [escape=default|json|none] STRING ...;            */
+char *gn_access_log_directive(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
+    void *conf);
+char *gn_access_log_format_directive(gn_conf_t *cf,
+    const gn_conf_cmd_t *cmd, void *conf);
 
 /* Writes one line for a finished request to every access log of its
  * location. Child only. */
 void gn_access_log_request(struct gn_http_request_s *r);
+
+/* Child only: writes every buffered line out (reopen, exit). */
+void gn_access_log_flush_all(void);
+
+/* Master (after opening or reopening the cycle's files) and child
+ * (after its own reopen): gives an empty binary log its file header. */
+void gn_access_log_files_opened(struct gn_cycle_s *cycle);
 
 #endif /* GN_CORE_ACCESS_LOG_H_INCLUDED */

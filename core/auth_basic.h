@@ -37,6 +37,7 @@ typedef struct {
     gn_str_t          user;
     gn_str_t          hash;        /* NUL-terminated */
     gn_uint_t         type;        /* GN_AUTH_BASIC_* */
+    gn_uint_t         line;        /* in the file */
 } gn_auth_basic_user_t;
 
 typedef struct gn_auth_basic_users_s {

@@ -18,6 +18,7 @@
 #include "timer.h"
 #include "conn.h"
 #include "log.h"
+#include "access_log.h"
 #include "scoreboard.h"
 #include "file_cache.h"
 #include "module.h"
@@ -123,6 +124,7 @@ gn_child_exit(gn_cycle_t *cycle, int code)
 {
     gn_log_error(GN_LOG_NOTICE, &cycle->log, 0, "exiting");
     gn_conn_close_all();
+    gn_access_log_flush_all();        /* after the last requests' lines */
     gn_module_exit_child(cycle);
     gn_api_collect();
     gn_event_done();
@@ -196,6 +198,8 @@ gn_child_run(gn_cycle_t *cycle, gn_int_t slot, gn_uint_t generation)
 
         if (gn_child_reopen) {
             gn_child_reopen = 0;
+            /* buffered lines belong to the old file: out before dup2 */
+            gn_access_log_flush_all();
             gn_cycle_reopen_files(cycle, (uid_t) -1);
         }
 

@@ -13,9 +13,11 @@
 #include "cycle.h"
 #include "listen.h"
 #include "access_log.h"
+#include "errlog.h"
 #include "tls.h"
 #include "module.h"
 #include "rewrite.h"
+#include "access.h"
 
 
 gn_cycle_t  *gn_cycle;
@@ -29,8 +31,6 @@ static char *gn_cycle_children(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
     void *conf);
 static char *gn_cycle_user(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
     void *conf);
-static char *gn_cycle_error_log(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
-    void *conf);
 static char *gn_cycle_listen(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
     void *conf);
 static char *gn_cycle_server_name(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
@@ -38,10 +38,6 @@ static char *gn_cycle_server_name(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
 static char *gn_cycle_root(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
     void *conf);
 static char *gn_cycle_types(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
-    void *conf);
-static char *gn_cycle_access_log(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
-    void *conf);
-static char *gn_cycle_log_format(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
     void *conf);
 static char *gn_cycle_error_page(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
     void *conf);
@@ -65,8 +61,8 @@ static const gn_conf_cmd_t  gn_cycle_commands[] = {
       gn_cycle_user, GN_CONF_MAIN_CONF, 0, NULL },
     { gn_string("pid"), GN_CONF_MAIN | GN_CONF_TAKE1,
       gn_conf_set_path_slot, GN_CONF_MAIN_CONF, gn_main_offset(pid), NULL },
-    { gn_string("error_log"), GN_CONF_MAIN | GN_CONF_TAKE12,
-      gn_cycle_error_log, GN_CONF_MAIN_CONF, 0, NULL },
+    { gn_string("error_log"), GN_CONF_MAIN | GN_CONF_SRV | GN_CONF_TAKE12,
+      gn_errlog_directive, GN_CONF_MAIN_CONF, 0, NULL },
     { gn_string("shutdown_timeout"), GN_CONF_MAIN | GN_CONF_TAKE1,
       gn_conf_set_msec_slot, GN_CONF_MAIN_CONF,
       gn_main_offset(shutdown_timeout), NULL },
@@ -74,7 +70,7 @@ static const gn_conf_cmd_t  gn_cycle_commands[] = {
       gn_conf_set_num_slot, GN_CONF_MAIN_CONF,
       gn_main_offset(max_connections), NULL },
     { gn_string("log_format"), GN_CONF_MAIN | GN_CONF_2MORE,
-      gn_cycle_log_format, GN_CONF_MAIN_CONF, 0, NULL },
+      gn_access_log_format_directive, GN_CONF_MAIN_CONF, 0, NULL },
     { gn_string("server"), GN_CONF_MAIN | GN_CONF_BLOCK | GN_CONF_NOARGS,
       gn_cycle_server, GN_CONF_MAIN_CONF, 0, NULL },
 
@@ -95,8 +91,8 @@ static const gn_conf_cmd_t  gn_cycle_commands[] = {
     { gn_string("default_type"), GN_ALL | GN_CONF_TAKE1,
       gn_conf_set_str_slot, GN_CONF_LOC_CONF, gn_loc_offset(default_type),
       NULL },
-    { gn_string("access_log"), GN_ALL | GN_CONF_TAKE12,
-      gn_cycle_access_log, GN_CONF_LOC_CONF, 0, NULL },
+    { gn_string("access_log"), GN_ALL | GN_CONF_1MORE,
+      gn_access_log_directive, GN_CONF_LOC_CONF, 0, NULL },
     { gn_string("keepalive_timeout"), GN_ALL | GN_CONF_TAKE1,
       gn_conf_set_msec_slot, GN_CONF_LOC_CONF,
       gn_loc_offset(keepalive_timeout), NULL },
@@ -248,6 +244,10 @@ gn_loc_conf_merge(gn_conf_t *cf, gn_loc_conf_t *lc, gn_loc_conf_t *prev)
         return GN_ERROR;
     }
 
+    if (gn_access_merge(cf, lc, prev) != GN_OK) {
+        return GN_ERROR;
+    }
+
     if (prev == NULL) {
         gn_loc_conf_init(&top);
         gn_str_set(&top.default_type, "application/octet-stream");
@@ -389,40 +389,6 @@ gn_cycle_user(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
     mc->user = value[1];
     if (cf->args->nelts == 3) {
         mc->group = value[2];
-    }
-
-    return GN_CONF_OK;
-}
-
-
-static char *
-gn_cycle_error_log(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
-{
-    gn_int_t         level;
-    gn_main_conf_t  *mc = conf;
-    gn_str_t        *value = cf->args->elts;
-
-    if (mc->error_log.data != NULL) {
-        return "is duplicate";
-    }
-
-    mc->error_log = value[1];
-    if (!gn_str_eq(&value[1], "stderr")
-        && gn_conf_full_name(cf, &mc->error_log, 0) != GN_OK)
-    {
-        return "failed (out of memory)";
-    }
-
-    if (cf->args->nelts == 3) {
-        level = gn_log_level_parse(&value[2]);
-        if (level == GN_ERROR) {
-            gn_conf_error(cf, "invalid log level \"%.*s\" in \"error_log\" "
-                          "directive, it must be one of emerg, alert, crit, "
-                          "error, warn, notice, info, debug",
-                          GN_STR_ARG(&value[2]));
-            return GN_CONF_ERROR;
-        }
-        mc->error_log_level = (gn_uint_t) level;
     }
 
     return GN_CONF_OK;
@@ -747,7 +713,7 @@ gn_cycle_types(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
 }
 
 
-static gn_open_file_t *
+gn_open_file_t *
 gn_cycle_open_file_add(gn_conf_t *cf, gn_str_t *name)
 {
     gn_cycle_t       *cycle = cf->data;
@@ -761,7 +727,7 @@ gn_cycle_open_file_add(gn_conf_t *cf, gn_str_t *name)
         }
     }
 
-    file = gn_palloc(cf->pool, sizeof(gn_open_file_t));
+    file = gn_pcalloc(cf->pool, sizeof(gn_open_file_t));
     files = gn_array_push(&cycle->open_files);
     if (file == NULL || files == NULL) {
         return NULL;
@@ -772,120 +738,6 @@ gn_cycle_open_file_add(gn_conf_t *cf, gn_str_t *name)
     *files = file;
 
     return file;
-}
-
-
-static gn_log_format_t *
-gn_cycle_find_format(gn_conf_t *cf, gn_str_t *name)
-{
-    gn_cycle_t        *cycle = cf->data;
-    gn_log_format_t  **fmts;
-    gn_uint_t          i;
-
-    fmts = cycle->main->log_formats.elts;
-    for (i = 0; i < cycle->main->log_formats.nelts; i++) {
-        if (gn_str_cmp(&fmts[i]->name, name) == 0) {
-            return fmts[i];
-        }
-    }
-
-    return gn_access_log_builtin(cf->pool, name);
-}
-
-
-static char *
-gn_cycle_access_log(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
-{
-    gn_loc_conf_t    *lc = conf;
-    gn_str_t         *value = cf->args->elts, path, combined;
-    gn_access_log_t  *al;
-
-    if (gn_str_eq(&value[1], "off")) {
-        if (cf->args->nelts != 2) {
-            return "has invalid parameters after \"off\"";
-        }
-        lc->access_log_off = 1;
-        return GN_CONF_OK;
-    }
-
-    if (lc->access_logs == NULL) {
-        lc->access_logs = gn_array_create(cf->pool, 1,
-                                          sizeof(gn_access_log_t));
-        if (lc->access_logs == NULL) {
-            return "failed (out of memory)";
-        }
-    }
-
-    al = gn_array_push(lc->access_logs);
-    if (al == NULL) {
-        return "failed (out of memory)";
-    }
-
-    path = value[1];
-    if (gn_conf_full_name(cf, &path, 0) != GN_OK) {
-        return "failed (out of memory)";
-    }
-
-    al->file = gn_cycle_open_file_add(cf, &path);
-    if (al->file == NULL) {
-        return "failed (out of memory)";
-    }
-
-    gn_str_set(&combined, "combined");
-    al->format = gn_cycle_find_format(cf,
-                     cf->args->nelts == 3 ? &value[2] : &combined);
-    if (al->format == NULL) {
-        gn_conf_error(cf, "unknown log format \"%.*s\" in \"access_log\" "
-                      "directive", GN_STR_ARG(&value[2]));
-        return GN_CONF_ERROR;
-    }
-
-    lc->access_log_off = 0;
-    return GN_CONF_OK;
-}
-
-
-static char *
-gn_cycle_log_format(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
-{
-    gn_main_conf_t    *mc = conf;
-    gn_str_t          *value = cf->args->elts;
-    gn_log_format_t  **pfmt, *fmt;
-    gn_uint_t          i;
-    char               err[256];
-
-    pfmt = mc->log_formats.elts;
-    for (i = 0; i < mc->log_formats.nelts; i++) {
-        if (gn_str_cmp(&pfmt[i]->name, &value[1]) == 0) {
-            gn_conf_error(cf, "duplicate log_format \"%.*s\"",
-                          GN_STR_ARG(&value[1]));
-            return GN_CONF_ERROR;
-        }
-    }
-
-    if (gn_str_eq(&value[1], "combined") || gn_str_eq(&value[1], "common")) {
-        gn_conf_error(cf, "log_format \"%.*s\" is built in and cannot be "
-                      "redefined", GN_STR_ARG(&value[1]));
-        return GN_CONF_ERROR;
-    }
-
-    fmt = gn_pcalloc(cf->pool, sizeof(gn_log_format_t));
-    pfmt = gn_array_push(&mc->log_formats);
-    if (fmt == NULL || pfmt == NULL) {
-        return "failed (out of memory)";
-    }
-
-    fmt->name = value[1];
-    if (gn_access_log_compile(cf->pool, fmt, &value[2],
-                              cf->args->nelts - 2, err, sizeof(err))
-        != GN_OK)
-    {
-        gn_conf_error(cf, "%s in \"log_format\" directive", err);
-        return GN_CONF_ERROR;
-    }
-
-    *pfmt = fmt;
-    return GN_CONF_OK;
 }
 
 
@@ -1194,7 +1046,8 @@ gn_cycle_init_conf(gn_cycle_t *cycle, gn_conf_t *cf, const char *conf_file,
     cycle->tables[0] = gn_cycle_commands;
     cycle->tables[1] = gn_module_commands;
     cycle->tables[2] = gn_rewrite_commands;
-    cycle->ntables = 3;
+    cycle->tables[3] = gn_access_commands;
+    cycle->ntables = 4;
     cf->tables = cycle->tables;
 
     /* the configuration file itself, absolute */
@@ -1349,7 +1202,11 @@ gn_cycle_open_logs(gn_cycle_t *cycle, gn_log_t *log)
     gn_open_file_t  **files;
     gn_uint_t         i;
 
-    if (gn_str_eq(&mc->error_log, "stderr")) {
+    if (mc->error_syslog != NULL) {
+        cycle->error_log_fd = gn_errlog_syslog_open(mc->error_syslog);
+        cycle->log.writer = gn_errlog_syslog_write;
+        cycle->log.wdata = mc->error_syslog;
+    } else if (gn_str_eq(&mc->error_log, "stderr")) {
         cycle->error_log_fd = dup(2);
     } else {
         cycle->error_log_fd = gn_log_open_file((char *) mc->error_log.data);
@@ -1361,7 +1218,9 @@ gn_cycle_open_logs(gn_cycle_t *cycle, gn_log_t *log)
         return GN_ERROR;
     }
 
-    if (geteuid() == 0 && !gn_str_eq(&mc->error_log, "stderr")) {
+    if (geteuid() == 0 && !gn_str_eq(&mc->error_log, "stderr")
+        && mc->error_syslog == NULL)
+    {
         (void) fchown(cycle->error_log_fd, mc->uid, (gid_t) -1);
     }
 
@@ -1380,6 +1239,8 @@ gn_cycle_open_logs(gn_cycle_t *cycle, gn_log_t *log)
             (void) fchown(files[i]->fd, mc->uid, (gid_t) -1);
         }
     }
+
+    gn_access_log_files_opened(cycle);
 
     return GN_OK;
 }
@@ -1482,7 +1343,8 @@ gn_cycle_reopen_files(gn_cycle_t *cycle, uid_t owner)
     gn_uint_t         i;
 
     if (cycle->error_log_fd != -1
-        && !gn_str_eq(&cycle->main->error_log, "stderr"))
+        && !gn_str_eq(&cycle->main->error_log, "stderr")
+        && cycle->main->error_syslog == NULL)
     {
         gn_cycle_reopen_fd(&cycle->error_log_fd,
                            (char *) cycle->main->error_log.data, owner);
@@ -1495,6 +1357,7 @@ gn_cycle_reopen_files(gn_cycle_t *cycle, uid_t owner)
                                owner);
         }
     }
+    gn_access_log_files_opened(cycle);
 }
 
 

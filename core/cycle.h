@@ -33,6 +33,7 @@ typedef struct gn_log_format_s   gn_log_format_t;
 struct gn_open_file_s {
     gn_str_t          name;        /* absolute, NUL-terminated */
     int               fd;
+    void             *data;        /* gn_access_file_t of access logs */
 };
 
 typedef struct {
@@ -43,6 +44,7 @@ typedef struct {
 typedef struct {
     gn_open_file_t   *file;
     gn_log_format_t  *format;
+    struct gn_access_file_s  *af;  /* buffering, binary: access_log.h */
 } gn_access_log_t;
 
 typedef struct {
@@ -90,6 +92,7 @@ struct gn_loc_conf_s {
     gn_uint_t         noregex;      /* `location ^~` */
     gn_array_t       *rw_ops;       /* rewrite/return, in order */
     gn_array_t       *handlers;     /* of gn_mod_handler_t, or NULL */
+    void             *access;       /* gn_access_conf_t (access.c), or NULL */
 
     /* TLS, used at the server level (main and server contexts) */
     gn_uint_t         tls_protocols;     /* GN_TLS_PROTO_* bits */
@@ -121,6 +124,7 @@ struct gn_srv_conf_s {
     gn_array_t       *tls_keys;    /* of gn_str_t, same order */
     gn_str_t          tls_stapling;
     void             *tls;         /* gn_tls_srv_t, built by tls.c */
+    void             *error_log;   /* gn_errlog_t, or NULL: the main one */
 };
 
 /* One listening socket; several servers may share it (by name). */
@@ -153,6 +157,7 @@ typedef struct {
     ssize_t           tls_session_cache;    /* bytes; 0: off */
     gn_msec_t         tls_session_timeout;
     gn_str_t          tls_ticket_key_file;
+    void             *error_syslog;  /* gn_errlog_t of "error_log syslog:" */
 } gn_main_conf_t;
 
 struct gn_cycle_s {
@@ -199,6 +204,10 @@ void gn_cycle_destroy(gn_cycle_t *cycle);
 
 /* Reopens the error log and access logs of the cycle (USR1). */
 void gn_cycle_reopen_files(gn_cycle_t *cycle, uid_t owner);
+
+/* Configuration time: the open file of an absolute path (one per path,
+ * shared by every directive naming it), opened by gn_cycle_open(). */
+gn_open_file_t *gn_cycle_open_file_add(gn_conf_t *cf, gn_str_t *name);
 
 /* Location lookup: exact match first, then the longest prefix. */
 gn_loc_conf_t *gn_cycle_find_location(gn_srv_conf_t *srv, const u_char *path,

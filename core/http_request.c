@@ -25,6 +25,7 @@
 #include "http_module.h"
 #include "module.h"
 #include "rewrite.h"
+#include "access.h"
 
 
 #define GN_LINGER_MSEC   2000
@@ -87,6 +88,15 @@ gn_http_conn_handler(gn_conn_t *c)
         break;
 
     case GN_CONN_WRITING:
+        if (c->hup && c->r->streaming && !c->r->finished
+            && c->r->stream_pos == c->r->stream_last)
+        {
+            /* waiting for a module's next bytes, and the client left */
+            gn_log_error(GN_LOG_INFO, &c->log, 0, "client closed the "
+                         "connection while the response was streamed");
+            gn_conn_close(c);
+            break;
+        }
         if (c->write_ready) {
             gn_http_write(c);
         }
@@ -549,6 +559,12 @@ gn_http_run(gn_http_request_t *r)
     rc = gn_http_module_filters(r, GN_HTTP_FILTER_MAPPED);
     if (rc != GN_OK) {
         return rc == GN_ERROR ? GN_ERROR : gn_http_response_error(r, rc);
+    }
+
+    /* allow/deny, auth_basic: before body rules and any handler */
+    rc = gn_access_check(r);
+    if (rc != GN_DECLINED) {
+        return rc;                    /* 403 or 401 prepared, or error */
     }
 
     rc = gn_http_body_rules(r);

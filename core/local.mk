@@ -25,6 +25,8 @@ noinst_LTLIBRARIES += %reldir%/libgncore.la
     %reldir%/http_response.c %reldir%/http_response.h \
     %reldir%/http_static.c %reldir%/http_static.h \
     %reldir%/access_log.c %reldir%/access_log.h \
+    %reldir%/binlog.c %reldir%/binlog.h \
+    %reldir%/errlog.c %reldir%/errlog.h \
     %reldir%/file_cache.c %reldir%/file_cache.h \
     %reldir%/http_cond.c %reldir%/http_cond.h \
     %reldir%/tls.c %reldir%/tls.h \
@@ -33,7 +35,9 @@ noinst_LTLIBRARIES += %reldir%/libgncore.la
     %reldir%/api.c %reldir%/api.h \
     %reldir%/http_module.c %reldir%/http_module.h \
     %reldir%/regex.c %reldir%/regex.h \
-    %reldir%/rewrite.c %reldir%/rewrite.h
+    %reldir%/rewrite.c %reldir%/rewrite.h \
+    %reldir%/access.c %reldir%/access.h \
+    %reldir%/auth_basic.c %reldir%/auth_basic.h
 %canon_reldir%_libgncore_la_CFLAGS = $(AM_CFLAGS) $(GNUTLS_CFLAGS) $(PCRE2_CFLAGS)
 %canon_reldir%_libgncore_la_LIBADD = $(GNUTLS_LIBS) $(PCRE2_LIBS)
 

@@ -10,8 +10,10 @@
 #include "str.h"
 
 
-gn_log_t   gn_log_default = { GN_LOG_NOTICE, 2, NULL, NULL, NULL, NULL };
+gn_log_t   gn_log_default = { GN_LOG_NOTICE, 2, NULL, NULL, NULL, NULL,
+                              NULL, NULL };
 gn_int_t   gn_log_slot = -1;
+gn_log_t  *(*gn_log_route)(gn_log_t *log, gn_log_t *tmp);
 
 
 static const char  *gn_log_levels[] = {
@@ -37,13 +39,14 @@ gn_log_verror(gn_uint_t level, gn_log_t *log, int err, const char *fmt,
     va_list args)
 {
     char      buf[GN_LOG_MAX_LINE];
-    size_t    n, max;
+    size_t    n, max, msg;
     va_list   copy;
     gn_log_t *l;
 
     max = sizeof(buf) - 1;        /* room for the newline */
 
     n = gn_log_time(buf, max);
+    msg = n + 1;
     if (gn_log_slot >= 0) {
         n += snprintf(buf + n, max - n, " [%s] %d#%d: ",
                       gn_log_levels[level], (int) getpid(), (int) gn_log_slot);
@@ -74,7 +77,9 @@ gn_log_verror(gn_uint_t level, gn_log_t *log, int err, const char *fmt,
     buf[n++] = '\n';
 
     for (l = log; l != NULL; l = l->next) {
-        if (level <= l->level) {
+        if (level <= l->level && l->writer != NULL) {
+            l->writer(l, level, buf, n, msg);
+        } else if (level <= l->level) {
             (void) write(l->fd, buf, n);
         }
     }
@@ -84,10 +89,15 @@ gn_log_verror(gn_uint_t level, gn_log_t *log, int err, const char *fmt,
 void
 gn_log_error(gn_uint_t level, gn_log_t *log, int err, const char *fmt, ...)
 {
-    va_list  args;
+    va_list   args;
+    gn_log_t  tmp;
 
     if (log == NULL) {
         log = &gn_log_default;
+    }
+
+    if (gn_log_route != NULL) {
+        log = gn_log_route(log, &tmp);
     }
 
     if (level > log->level && (log->next == NULL || level > log->next->level))

@@ -19,6 +19,11 @@ typedef struct gn_log_s  gn_log_t;
 /* Appends context ("client: ..., server: ...") after the message. */
 typedef size_t (*gn_log_handler_pt)(gn_log_t *log, char *buf, size_t len);
 
+/* Sends a formatted line somewhere else than fd (syslog): `line` ends in
+ * '\n', the message proper ("[level] pid#slot: ...") starts at line+msg. */
+typedef void (*gn_log_writer_pt)(gn_log_t *log, gn_uint_t level,
+    char *line, size_t len, size_t msg);
+
 struct gn_log_s {
     gn_uint_t            level;     /* messages above it are dropped */
     int                  fd;        /* error log file, or 2 */
@@ -26,11 +31,17 @@ struct gn_log_s {
     gn_log_handler_pt    handler;
     void                *data;      /* for handler */
     gn_log_t            *next;      /* a second log also fed (stderr copy) */
+    gn_log_writer_pt     writer;    /* NULL: write(fd) */
+    void                *wdata;     /* for writer */
 };
 
 
 extern gn_log_t   gn_log_default;    /* level notice, fd 2, until configured */
 extern gn_int_t   gn_log_slot;       /* child slot or -1 in the master */
+
+/* If set, gn_log_error() lets it pick the log a message goes to (a
+ * server's own error_log); it returns `log` or `tmp`, filled. */
+extern gn_log_t *(*gn_log_route)(gn_log_t *log, gn_log_t *tmp);
 
 void gn_log_error(gn_uint_t level, gn_log_t *log, int err, const char *fmt,
     ...) gn_printf(4, 5);

@@ -138,6 +138,25 @@ gn_module_register_directives(gn_conf_t *cf, gn_cycle_t *cycle,
         return GN_ERROR;
     }
 
+    /* a module may not take over a name the server (or another module)
+     * already has */
+    for (d = mod->desc->directives; d && d->name; d++) {
+        const gn_conf_cmd_t  **t, *c;
+
+        for (t = cycle->tables; *t != NULL; t++) {
+            for (c = *t; c->name.len; c++) {
+                if (c->name.len == strlen(d->name)
+                    && memcmp(c->name.data, d->name, c->name.len) == 0)
+                {
+                    gn_conf_error(cf, "module \"%s\" declares directive "
+                                  "\"%s\", which already exists",
+                                  mod->desc->name, d->name);
+                    return GN_DECLINED;
+                }
+            }
+        }
+    }
+
     for (i = 0, d = mod->desc->directives; i < n; i++, d++) {
         cmd = &mod->cmds[i];
         cmd->name.data = (u_char *) d->name;
@@ -262,9 +281,16 @@ gn_module_load(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
     mod->index = cycle->modules.nelts - 1;
     *pm = mod;
 
-    if (gn_module_register_directives(cf, cycle, mod) != GN_OK
-        || gn_module_grow_main(cf, cycle, mod) != GN_OK)
-    {
+    switch (gn_module_register_directives(cf, cycle, mod)) {
+    case GN_OK:
+        break;
+    case GN_DECLINED:
+        return GN_CONF_ERROR;
+    default:
+        return "failed (out of memory)";
+    }
+
+    if (gn_module_grow_main(cf, cycle, mod) != GN_OK) {
         return "failed (out of memory)";
     }
 

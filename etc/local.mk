@@ -33,6 +33,7 @@ gn_etc_edit = $(SED) \
     -e 's|@sysconfdir[@]|$(sysconfdir)|g' \
     -e 's|@localstatedir[@]|$(localstatedir)|g' \
     -e 's|@datadir[@]|$(datadir)|g' \
+    -e 's|@pkglibdir[@]|$(pkglibdir)|g' \
     -e 's|@prefix[@]|$(prefix)|g' \
     -e 's|@PACKAGE_VERSION[@]|$(PACKAGE_VERSION)|g'
 

@@ -9,7 +9,14 @@ GN_MOD_LDFLAGS = -module -avoid-version -no-undefined \
 
 pkglib_LTLIBRARIES = \
     %reldir%/mod_example.la \
-    %reldir%/mod_status.la
+    %reldir%/mod_status.la \
+    %reldir%/mod_cgi.la
+
+%canon_reldir%_mod_cgi_la_SOURCES = %reldir%/cgi/mod_cgi.c
+%canon_reldir%_mod_cgi_la_CPPFLAGS = $(GN_MOD_CPPFLAGS)
+%canon_reldir%_mod_cgi_la_CFLAGS = $(GN_MOD_CFLAGS)
+%canon_reldir%_mod_cgi_la_LDFLAGS = $(GN_MOD_LDFLAGS)
+EXTRA_DIST += %reldir%/cgi/README
 
 %canon_reldir%_mod_example_la_SOURCES = %reldir%/example/mod_example.c
 %canon_reldir%_mod_example_la_CPPFLAGS = $(GN_MOD_CPPFLAGS)

@@ -1,7 +1,10 @@
 # Tests: C unit tests (TAP) and integration tests (Perl, TAP), all run by
 # automake's TAP driver.
 
-TEST_EXTENSIONS = .t
+TEST_EXTENSIONS = .t .sh
+SH_LOG_DRIVER = $(LOG_DRIVER)
+SH_LOG_COMPILER = $(SHELL)
+AM_SH_LOG_DRIVER_FLAGS = --ignore-exit
 LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh
 T_LOG_DRIVER = $(LOG_DRIVER)
 T_LOG_COMPILER = $(PERL)
@@ -11,6 +14,7 @@ AM_TESTS_ENVIRONMENT = \
     GN_BIN='$(abs_top_builddir)/core/gannet'; \
     GN_CERTS='$(abs_top_builddir)/t/certs'; export GN_CERTS; \
     GN_MODDIR='$(abs_top_builddir)/modules/.libs'; export GN_MODDIR; \
+    CC='$(CC)'; export CC; \
     GN_TMODDIR='$(abs_top_builddir)/t/modules/.libs'; export GN_TMODDIR; \
     GN_BUILDDIR='$(abs_top_builddir)'; \
     GN_SRCDIR='$(abs_top_srcdir)'; \
@@ -23,7 +27,10 @@ GN_UNIT_TESTS = \
     %reldir%/unit/test_http_cond \
     %reldir%/unit/test_tls_scache \
     %reldir%/unit/test_regex \
-    %reldir%/unit/test_path
+    %reldir%/unit/test_access \
+    %reldir%/unit/test_htpasswd \
+    %reldir%/unit/test_path \
+    %reldir%/unit/test_binlog
 
 GN_UNIT_CFLAGS = $(AM_CFLAGS) $(GNUTLS_CFLAGS) $(PCRE2_CFLAGS)
 GN_UNIT_LDADD = core/libgncore.la $(LIBS)
@@ -48,9 +55,18 @@ check_PROGRAMS += $(GN_UNIT_TESTS)
 %canon_reldir%_unit_test_regex_SOURCES = %reldir%/unit/test_regex.c %reldir%/tap.c %reldir%/tap.h
 %canon_reldir%_unit_test_regex_CFLAGS = $(GN_UNIT_CFLAGS)
 %canon_reldir%_unit_test_regex_LDADD = $(GN_UNIT_LDADD)
+%canon_reldir%_unit_test_access_SOURCES = %reldir%/unit/test_access.c %reldir%/tap.c %reldir%/tap.h
+%canon_reldir%_unit_test_access_CFLAGS = $(GN_UNIT_CFLAGS)
+%canon_reldir%_unit_test_access_LDADD = $(GN_UNIT_LDADD)
+%canon_reldir%_unit_test_htpasswd_SOURCES = %reldir%/unit/test_htpasswd.c %reldir%/tap.c %reldir%/tap.h
+%canon_reldir%_unit_test_htpasswd_CFLAGS = $(GN_UNIT_CFLAGS)
+%canon_reldir%_unit_test_htpasswd_LDADD = $(GN_UNIT_LDADD)
 %canon_reldir%_unit_test_path_SOURCES = %reldir%/unit/test_path.c %reldir%/tap.c %reldir%/tap.h
 %canon_reldir%_unit_test_path_CFLAGS = $(GN_UNIT_CFLAGS)
 %canon_reldir%_unit_test_path_LDADD = $(GN_UNIT_LDADD)
+%canon_reldir%_unit_test_binlog_SOURCES = %reldir%/unit/test_binlog.c %reldir%/tap.c %reldir%/tap.h
+%canon_reldir%_unit_test_binlog_CFLAGS = $(GN_UNIT_CFLAGS)
+%canon_reldir%_unit_test_binlog_LDADD = $(GN_UNIT_LDADD)
 
 GN_INTEG_TESTS = \
     %reldir%/integ/00-smoke.t \
@@ -67,8 +83,13 @@ GN_INTEG_TESTS = \
     %reldir%/integ/23-tls-tickets.t \
     %reldir%/integ/24-tls-cache-lock.t \
     %reldir%/integ/30-rewrite.t \
+    %reldir%/integ/31-access.t \
+    %reldir%/integ/32-access-log.t \
+    %reldir%/integ/33-binary-log.t \
+    %reldir%/integ/34-error-log.t \
     %reldir%/integ/40-module-load.t \
     %reldir%/integ/41-module-content.t \
+    %reldir%/integ/42-cgi.t \
     %reldir%/integ/43-status.t \
     %reldir%/integ/44-module-outoftree.t \
     %reldir%/integ/50-prefork.t \
@@ -92,7 +113,11 @@ clean-local-certs:
 	-rm -rf $(abs_top_builddir)/%reldir%/certs
 .PHONY: clean-local-certs
 
-TESTS += $(GN_UNIT_TESTS) $(GN_INTEG_TESTS)
+# The ABI gate: a reference module built against the released 1.0
+# headers and against api/ must differ only by appends (abidiff).
+GN_ABI_TESTS = %reldir%/abi-check.sh
+
+TESTS += $(GN_UNIT_TESTS) $(GN_INTEG_TESTS) $(GN_ABI_TESTS)
 EXTRA_DIST += $(GN_INTEG_TESTS) %reldir%/lib/GnTest.pm %reldir%/lib/GnTLS.pm \
     %reldir%/mkcerts.sh
 
@@ -145,4 +170,5 @@ check_LTLIBRARIES += \
 %canon_reldir%_modules_mod_t_old_la_CFLAGS = $(GN_MOD_CFLAGS)
 %canon_reldir%_modules_mod_t_old_la_LDFLAGS = $(GN_TMOD_LDFLAGS)
 
-EXTRA_DIST += %reldir%/modules/abi-1.0
+EXTRA_DIST += %reldir%/cgi %reldir%/modules/abi-1.0 $(GN_ABI_TESTS) \
+    %reldir%/modules/mod_t_abiref.c

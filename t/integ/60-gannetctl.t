@@ -265,6 +265,8 @@ SKIP: {
         prefix => $root, sbindir => "$root/sbin",
         sysconfdir => "$root/etc", localstatedir => "$root/var",
         datadir => "$root/share", PACKAGE_VERSION => '0.1.0',
+        # the modules as built in the tree
+        pkglibdir => $ENV{GN_MODDIR} // "$builddir/modules/.libs",
     );
     $conf =~ s/\@(\w+)\@/$subst{$1} \/\/ die "unknown \@$1\@"/ge;
     write_file("$root/etc/gannet.conf", $conf);

@@ -240,6 +240,9 @@ struct gn_api_s {
                     const char *value);
     int         (*add_header)(gn_request_t *r, const char *name,
                     const char *value);
+    /* GN_OK; GN_AGAIN when a streamed response has more than 256 KiB
+     * waiting to be sent (the data was taken: slow the source down and
+     * try again later); GN_ERROR after finish() or on out of memory. */
     int         (*write)(gn_request_t *r, const void *data, size_t len);
     /* Sends [offset, offset + length) of a file (length -1: to its end);
      * the server uses sendfile() where it can. */
@@ -286,6 +289,7 @@ struct gn_api_s {
      * and fills *out for a slot holding a live child, 0 otherwise. */
     int         (*max_slots)(void);
     int         (*child_stats)(int slot, gn_child_stats_t *out);
+    /* Fills *out; returns GN_OK. */
     int         (*server_stats)(gn_server_stats_t *out);
 };
 

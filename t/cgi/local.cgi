@@ -1,0 +1,2 @@
+#!/bin/sh
+printf 'Location: /static.txt\n\n'

@@ -1,0 +1,2 @@
+#!/bin/sh
+printf 'Location: http://example.com/elsewhere\n\n'
