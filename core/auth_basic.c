@@ -316,7 +316,7 @@ gn_auth_basic_load(gn_pool_t *pool, const char *file, char *err,
     struct stat             st;
     u_char                 *buf;
     size_t                  got;
-    ssize_t                 n;
+    ssize_t                 n = 0;
     int                     fd;
 
     fd = open(file, O_RDONLY | O_CLOEXEC);
