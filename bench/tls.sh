@@ -568,6 +568,66 @@ if [ "$ceiling" = 1 ]; then
         taskset -c 0 gnutls-cli --benchmark-tls-kx 2>&1 | sed 's/^/    /'
         echo
     fi
+    if command -v gcc >/dev/null && [ -f /usr/include/gnutls/abstract.h ]; then
+        # The server's private-key operation in a full handshake, GnuTLS:
+        # gnutls_privkey_sign_hash2() with the benchmark's own keys.
+        cat >"$work/sign.c" <<'EOF'
+#include <gnutls/gnutls.h>
+#include <gnutls/abstract.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+int
+main(int argc, char **argv)
+{
+    gnutls_privkey_t         k;
+    gnutls_datum_t           f, h, sig;
+    gnutls_sign_algorithm_t  alg;
+    unsigned char            hash[32] = { 1 };
+    struct timespec          a, b;
+    int                      i, n;
+
+    n = atoi(argv[3]);
+    alg = atoi(argv[2]) ? GNUTLS_SIGN_RSA_PSS_RSAE_SHA256
+                        : GNUTLS_SIGN_ECDSA_SHA256;
+    gnutls_global_init();
+    if (gnutls_load_file(argv[1], &f) != 0
+        || gnutls_privkey_init(&k) != 0
+        || gnutls_privkey_import_x509_raw(k, &f, GNUTLS_X509_FMT_PEM,
+                                          NULL, 0) != 0)
+    {
+        return 1;
+    }
+    h.data = hash;
+    h.size = sizeof(hash);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
+    for (i = 0; i < n; i++) {
+        if (gnutls_privkey_sign_hash2(k, alg, 0, &h, &sig) != 0) {
+            return 1;
+        }
+        gnutls_free(sig.data);
+    }
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
+    printf("%s: %.1f us CPU per signature (%d signatures)\n",
+           alg == GNUTLS_SIGN_ECDSA_SHA256 ? "ECDSA P-256 SHA-256"
+                                           : "RSA-2048 PSS SHA-256",
+           ((b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9) / n * 1e6,
+           n);
+    return 0;
+}
+EOF
+        if gcc -O2 -o "$work/sign" "$work/sign.c" -lgnutls 2>/dev/null; then
+            echo "GnuTLS private-key signature (gnutls_privkey_sign_hash2)," \
+                 "the benchmark's keys:"
+            echo
+            taskset -c 0 "$work/sign" "$certs/localhost-ec.key" 0 10000 \
+                | sed 's/^/    /'
+            taskset -c 0 "$work/sign" "$certs/localhost-rsa.key" 1 1000 \
+                | sed 's/^/    /'
+            echo
+        fi
+    fi
     echo "openssl speed -seconds 2 ecdsap256 ecdhx25519 ecdhp256 rsa2048:"
     echo
     taskset -c 0 openssl speed -seconds 2 ecdsap256 ecdhx25519 ecdhp256 \

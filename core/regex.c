@@ -98,6 +98,12 @@ gn_regex_group(gn_regex_t *re, const u_char *name, size_t len)
 gn_int_t
 gn_regex_init_child(uint32_t match_limit)
 {
+    if (gn_regex_mctx != NULL) {               /* once; only the limit moves */
+        pcre2_set_match_limit(gn_regex_mctx, match_limit);
+        pcre2_set_depth_limit(gn_regex_mctx, match_limit);
+        return GN_OK;
+    }
+
     gn_regex_mctx = pcre2_match_context_create(NULL);
     gn_regex_mdata = pcre2_match_data_create(GN_REGEX_MAX_CAPTURES + 1,
                                              NULL);

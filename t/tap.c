@@ -127,12 +127,18 @@ tap_diag(const char *fmt, ...)
 int
 tap_done_testing(void)
 {
+    int  rc;
+
+    rc = tap_failed ? 1 : 0;
+
     if (tap_planned < 0) {
         printf("1..%d\n", tap_run);
     } else if (tap_planned != tap_run) {
         printf("# planned %d tests but ran %d\n", tap_planned, tap_run);
-        return 1;
+        rc = 1;
     }
 
-    return tap_failed ? 1 : 0;
+    /* before any exit handler (LeakSanitizer's) can end the process */
+    fflush(stdout);
+    return rc;
 }
