@@ -1,7 +1,7 @@
 #!/bin/sh
 #
 # Makes the test certificates (no private key is ever committed):
-#   ca.pem                          CA, ECDSA P-256
+#   ca.pem, ca.key                  CA, ECDSA P-256 (its key signs test OCSP responses)
 #   localhost-ec.pem  localhost-ec.key    ECDSA P-256, SAN localhost, 127.0.0.1
 #   localhost-rsa.pem localhost-rsa.key   RSA-2048,   SAN localhost, 127.0.0.1
 #   other.pem  other.key            ECDSA P-256, SAN other.test
@@ -108,7 +108,8 @@ leaf other         ec  4 other.test other.test
 leaf third         ec  5 third.test third.test
 
 umask 077
-for f in localhost-ec localhost-rsa other third; do
+# ca.key too: the stapling test signs OCSP responses with the test CA
+for f in ca localhost-ec localhost-rsa other third; do
     cp "$tmp/$f.key" "$dir/$f.key"
 done
 umask 022
