@@ -33,6 +33,7 @@
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
 rounds=3
 duration=5
 servers="gannet nginx lighttpd apache h2o"
@@ -55,116 +56,20 @@ while [ $# -gt 0 ]; do
     esac
 done
 
-for t in wrk taskset curl perl getconf; do
-    command -v "$t" >/dev/null || { echo "static.sh: $t not found" >&2; exit 1; }
-done
-if [ "$(nproc)" -lt 2 ]; then
-    echo "static.sh: need 2 CPUs (server on 0, wrk on 1)" >&2
-    exit 1
-fi
+require_tools wrk taskset curl perl getconf
+require_two_cpus wrk
 
-ulimit -n 20000 2>/dev/null || ulimit -n "$(ulimit -Hn)"
-clk_tck=$(getconf CLK_TCK)
-work=$(mktemp -d /tmp/gnbench.XXXXXX)
-chmod 755 "$work"              # Apache's child runs as www-data
-doc="$work/html"
-mkdir -p "$doc"
-results="$work/results.tsv"
-: >"$results"
+raise_nofile 20000
+bench_workdir /tmp/gnbench.XXXXXX
+bench_docroot
 
-declare -A pid port
-
-# --- helpers ----------------------------------------------------------------
-
-# Every process of the server tree rooted at $1 (the root and all its
-# descendants), one pid a line.
-tree_pids()
-{
-    perl -e '
-        my $root = shift; my %kids;
-        for my $f (glob "/proc/[0-9]*/stat") {
-            open my $fh, "<", $f or next; my $s = <$fh>; close $fh;
-            next unless defined $s;
-            my ($p) = $s =~ /^(\d+)/; $s =~ s/^.*\) //s;
-            my @f = split / /, $s; push @{$kids{$f[1]}}, $p;
-        }
-        my @q = ($root); my %seen;
-        while (@q) { my $p = shift @q; next if $seen{$p}++;
-                     print "$p\n"; push @q, @{$kids{$p} || []}; }
-    ' "$1"
-}
-
-# utime+stime in clock ticks summed over the server tree rooted at $1
-# (fields 14 and 15 of /proc/PID/stat; they already include all threads).
-tree_ticks()
-{
-    local p sum=0 s
-    for p in $(tree_pids "$1"); do
-        s=$(perl -ne 's/^.*\) //s; @f = split / /; print $f[11] + $f[12]' \
-            "/proc/$p/stat" 2>/dev/null) || continue
-        [ -n "$s" ] && sum=$((sum + s))
-    done
-    echo "$sum"
-}
-
-# "BUSY TOTAL" clock ticks of CPU 0 since boot (/proc/stat cpu0 line).
-cpu0_busy()
-{
-    awk '$1 == "cpu0" { t = 0; for (i = 2; i <= 9; i++) t += $i;
-                        print t - $5 - $6, t }' /proc/stat
-}
-
-free_port()
-{
-    perl -MIO::Socket::INET -e '
-        my $s = IO::Socket::INET->new(LocalAddr => "127.0.0.1",
-                                      LocalPort => 0, Listen => 1,
-                                      ReuseAddr => 1) or die "bind: $!";
-        print $s->sockport, "\n";'
-}
-
-stop_all()
-{
-    local s p pids
-    for s in "${!pid[@]}"; do
-        p=${pid[$s]}
-        pids=$(tree_pids "$p")
-        kill -TERM "$p" 2>/dev/null
-        for _ in 1 2 3 4 5 6 7 8 9 10; do
-            kill -0 "$p" 2>/dev/null || break
-            sleep 0.3
-        done
-        for p in $pids; do
-            kill -KILL "$p" 2>/dev/null
-        done
-        unset "pid[$s]"
-    done
-    wait 2>/dev/null
-}
-
-cleanup()
-{
-    stop_all
-    if [ "$keep" = 1 ]; then
-        echo "static.sh: kept $work" >&2
-    else
-        rm -rf "$work"
-    fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+declare -A port
 
 # --- docroot: random bytes, fixed seed, so every run serves the same ------
 
-mkfile()
-{
-    perl -e 'srand($ARGV[1]); my $n = $ARGV[0]; my $b = "";
-             $b .= pack("N", int(rand(4294967296))) while length($b) < $n;
-             print substr($b, 0, $n);' "$2" "$3" >"$doc/$1"
-}
-mkfile 1k.bin 1024 1
-mkfile 100k.bin 102400 2
-mkfile 1m.bin 1048576 3
+random_file 1024 1 >"$doc/1k.bin"
+random_file 102400 2 >"$doc/100k.bin"
+random_file 1048576 3 >"$doc/1m.bin"
 chmod 644 "$doc"/*.bin
 
 # --- per-server configuration and start -------------------------------------
@@ -175,14 +80,7 @@ chmod 644 "$doc"/*.bin
 
 conf_gannet()
 {
-    local d="$work/gannet"
-    mkdir -p "$d/logs"
-    cat >"$d/gannet.conf" <<EOF
-children 1;
-user root;
-pid logs/gannet.pid;
-error_log logs/error.log notice;
-max_connections 20000;
+    gannet_conf "$work/gannet" 1 20000 <<EOF
 
 server {
     listen 127.0.0.1:${port[gannet]} backlog=4096;
@@ -194,45 +92,21 @@ server {
     default_type application/octet-stream;
 }
 EOF
-    echo "$gannet_bin -f -p $d/ -c $d/gannet.conf"
 }
 
 conf_nginx()
 {
-    local d="$work/nginx"
-    mkdir -p "$d/logs"
-    cat >"$d/nginx.conf" <<EOF
-worker_processes 1;
-daemon off;
-master_process on;
-user root;
-pid $d/nginx.pid;
-error_log $d/logs/error.log notice;
-worker_rlimit_nofile 20000;
-
-events {
-    worker_connections 20000;
-}
-
-http {
-    access_log off;
+    nginx_conf "$work/nginx" 1 20000 20000 <<EOF
     sendfile on;
     keepalive_requests 1000000000;
     keepalive_timeout 300s;
     default_type application/octet-stream;
-    client_body_temp_path $d/tmp_body;
-    proxy_temp_path $d/tmp_proxy;
-    fastcgi_temp_path $d/tmp_fastcgi;
-    uwsgi_temp_path $d/tmp_uwsgi;
-    scgi_temp_path $d/tmp_scgi;
 
     server {
         listen 127.0.0.1:${port[nginx]} backlog=4096;
         root $doc;
     }
-}
 EOF
-    echo "nginx -p $d/ -e $d/logs/error.log -c $d/nginx.conf"
 }
 
 conf_lighttpd()
@@ -346,17 +220,13 @@ binary_of()
 
 start_server()
 {
-    local s=$1 cmd i ok
+    local s=$1 cmd ok
     port[$s]=$(free_port)
     cmd=$(conf_"$s")
-    # Own session so the tree is easy to find; pinned to CPU 0 (children
-    # and threads inherit the affinity).
-    setsid taskset -c 0 $cmd >"$work/$s.out" 2>&1 </dev/null &
-    pid[$s]=$!
-    for i in $(seq 1 50); do
-        curl -s -o /dev/null "http://127.0.0.1:${port[$s]}/1k.bin" && break
-        sleep 0.1
-    done
+    # Own session, pinned to CPU 0 (children and threads inherit it).
+    # shellcheck disable=SC2086
+    spawn_server "$s" 0 "$work/$s.out" $cmd
+    wait_url "http://127.0.0.1:${port[$s]}/1k.bin"
     ok=1
     for f in 1k.bin 100k.bin 1m.bin; do
         if ! curl -s --max-time 5 "http://127.0.0.1:${port[$s]}/$f" \
@@ -376,16 +246,12 @@ start_server()
 # run_one ROUND LOAD SERVER
 run_one()
 {
-    local r=$1 load=$2 s=$3 file conns close url t0 t1 out rps reqs err
+    local r=$1 load=$2 s=$3 file conns close url t0 t1 c0 c1 out other
     IFS=: read -r file conns close <<<"$load"
     url="http://127.0.0.1:${port[$s]}/$file.bin"
-    local hdr=()
-    [ "$close" = close ] && hdr=(-H 'Connection: close')
-    local c0 c1
     c0=$(cpu0_busy)
     t0=$(tree_ticks "${pid[$s]}")
-    out=$(taskset -c 1 wrk -t1 -c"$conns" -d"${duration}s" --latency \
-              "${hdr[@]}" "$url" 2>&1)
+    out=$(run_wrk "$conns" "$duration" "$close" "$url" --latency)
     t1=$(tree_ticks "${pid[$s]}")
     c1=$(cpu0_busy)
     echo "$out" >>"$work/wrk-$s.log"
@@ -396,32 +262,22 @@ run_one()
             "$work/$s"/error.log 2>/dev/null >&2
         return
     fi
-    rps=$(awk '/^Requests\/sec:/ {print $2}' <<<"$out")
-    reqs=$(awk '/ requests in / {print $1}' <<<"$out")
-    err=$(perl -ne '
-        $e += $1 + $2 + $3 + $4
-            if /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/;
-        $e += $1 if /Non-2xx or 3xx responses: (\d+)/;
-        END { print $e || 0 }' <<<"$out")
-    if [ -z "$rps" ] || [ -z "$reqs" ]; then
+    wrk_parse "$out"
+    if [ -z "$wrk_rps" ] || [ -z "$wrk_reqs" ]; then
         echo "static.sh: wrk failed against $s ($load):" >&2
         echo "$out" >&2
         return
     fi
-    local p50 other
-    p50=$(awk '/^ +50%/ {print $2}' <<<"$out")
     # CPU 0 time not spent in the server (other processes, interrupts),
     # in percent of the run: a noise indicator for this run.
-    other=$(perl -e 'my ($b, $t, $w) = @ARGV; $w ||= 1;
-                     printf "%.0f", 100 * ($b - $t) / $w' -- \
-            "$((${c1% *} - ${c0% *}))" "$((t1 - t0))" \
-            "$((${c1#* } - ${c0#* }))")
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$load" "$s" "$rps" \
-        "$reqs" "$((t1 - t0))" "$err" "$p50" "$other" >>"$results"
+    other=$(cpu0_other "$c0" "$c1" "$((t1 - t0))")
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$load" "$s" \
+        "$wrk_rps" "$wrk_reqs" "$((t1 - t0))" "$wrk_errors" "$wrk_p50" \
+        "$other" >>"$results"
     printf '  round %s %-12s %-9s %10.0f req/s %7.2f us CPU/req  p50 %-8s errors %s  cpu0 other %s%%\n' \
-        "$r" "$load" "$s" "$rps" \
-        "$(perl -e 'printf "%.4f", $ARGV[0] / $ARGV[2] / $ARGV[1] * 1e6' -- \
-            "$((t1 - t0))" "$reqs" "$clk_tck")" "$p50" "$err" "$other" >&2
+        "$r" "$load" "$s" "$wrk_rps" \
+        "$(ticks_us "$((t1 - t0))" "$wrk_reqs")" "$wrk_p50" "$wrk_errors" \
+        "$other" >&2
 }
 
 # --- main -------------------------------------------------------------------
@@ -446,10 +302,8 @@ echo "warming up (1 s per server and load)" >&2
 for load in $loads; do
     IFS=: read -r file conns close <<<"$load"
     for s in $started; do
-        hdr=()
-        [ "$close" = close ] && hdr=(-H 'Connection: close')
-        taskset -c 1 wrk -t1 -c"$conns" -d1s "${hdr[@]}" \
-            "http://127.0.0.1:${port[$s]}/$file.bin" >/dev/null 2>&1
+        run_wrk "$conns" 1 "$close" \
+            "http://127.0.0.1:${port[$s]}/$file.bin" >/dev/null
     done
 done
 
@@ -485,12 +339,12 @@ echo
 for s in $started; do
     echo "$s: $(version_of "$s")"
 done
-echo "wrk: $(wrk -v 2>&1 | head -n 1 | cut -d' ' -f1-2)"
+echo "wrk: $(wrk_version)"
 echo "wrk -t1 -d${duration}s, $rounds interleaved rounds, medians;" \
      "server on CPU 0, wrk on CPU 1; CPU = server utime+stime / requests;"
 echo "CPU0 other: per round, % of CPU 0 not used by the server (other" \
      "processes, interrupts; a noise indicator)"
-perl -e '
+perl -e "$bench_pl"'
     my ($file, $tck, $order) = @ARGV; my (%d, @loads, %seenl);
     my @srv = split " ", $order;
     open my $fh, "<", $file or die;
@@ -502,9 +356,6 @@ perl -e '
         push @{$d{$l}{$s}{cpu}}, $n ? $ticks / $tck / $n * 1e6 : 0;
         $d{$l}{$s}{err} += $err;
     }
-    sub med { my @v = sort { $a <=> $b } @_; my $n = @v;
-              return 0 unless $n;
-              $n % 2 ? $v[$n/2] : ($v[$n/2-1] + $v[$n/2]) / 2 }
     for my $l (@loads) {
         my ($f, $c, $cl) = split /:/, $l;
         printf "\n### %s file, %d connections, %s\n\n", $f, $c,
@@ -517,8 +368,7 @@ perl -e '
             my $x = $d{$l}{$s} or next;
             my ($r, $c) = (med(@{$x->{rps}}), med(@{$x->{cpu}}));
             printf "| %-8s | %9.0f | %8s | %10.2f | %8s | %6d | %9s%% |\n",
-                $s, $r, $nr ? sprintf("%.2f", $r / $nr) : "-", $c,
-                $nc ? sprintf("%.2f", $c / $nc) : "-", $x->{err},
+                $s, $r, ratio($r, $nr), $c, ratio($c, $nc), $x->{err},
                 join("/", @{$x->{other}});
         }
     }

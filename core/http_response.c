@@ -85,6 +85,40 @@ gn_http_status_line(gn_uint_t status)
 }
 
 
+/* Decimal digits of a non-negative length (the hot path avoids printf). */
+static u_char *
+gn_http_off_text(u_char *p, off_t n)
+{
+    u_char  tmp[GN_INT_T_LEN], *t;
+
+    t = tmp + sizeof(tmp);
+    do {
+        *--t = (u_char) ('0' + n % 10);
+        n /= 10;
+    } while (n > 0);
+
+    return gn_cpymem(p, t, (size_t) (tmp + sizeof(tmp) - t));
+}
+
+
+/* Last-Modified: most responses repeat the few files in use, so the last
+ * formatted time is kept (a child is single-threaded). */
+static u_char *
+gn_http_time_cached(u_char *p, time_t t)
+{
+    static time_t  last = -1;
+    static u_char  text[32];
+    static size_t  len;
+
+    if (t != last) {
+        len = gn_http_time(text, t);
+        last = t;
+    }
+
+    return gn_cpymem(p, text, len);
+}
+
+
 gn_int_t
 gn_http_response_status_known(gn_uint_t status)
 {
@@ -375,13 +409,14 @@ gn_http_response_head(gn_http_request_t *r)
     }
 
     if (r->content_length >= 0 && body) {
-        p += sprintf((char *) p, "Content-Length: %lld\r\n",
-                     (long long) r->content_length);
+        p = gn_cpymem(p, "Content-Length: ", 16);
+        p = gn_http_off_text(p, r->content_length);
+        p = gn_cpymem(p, "\r\n", 2);
     }
 
     if (r->last_modified != -1) {
         p = gn_cpymem(p, "Last-Modified: ", 15);
-        p += gn_http_time(p, r->last_modified);
+        p = gn_http_time_cached(p, r->last_modified);
         p = gn_cpymem(p, "\r\n", 2);
     }
 
