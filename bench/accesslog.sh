@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # Access log formats: CPU per request of one gannet child (pinned to CPU
 # 0) under wrk (pinned to CPU 1), for: no access log, the combined text
 # log, the binary log, each unbuffered and with buffer=64k.  Interleaved
@@ -8,6 +8,9 @@
 #                      [--connections C]
 
 set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
 
 GANNET=${GANNET:-core/gannet}
 ROUNDS=3
@@ -28,27 +31,15 @@ done
 case $GANNET in /*) ;; *) GANNET=$(pwd)/$GANNET ;; esac
 command -v wrk >/dev/null || { echo "$0: wrk not found" >&2; exit 1; }
 
-DIR=$(mktemp -d /tmp/gn-bench-log.XXXXXX)
-trap 'kill $(cat "$DIR/logs/gannet.pid" 2>/dev/null) 2>/dev/null || true;
-      rm -rf "$DIR"' EXIT INT TERM
-mkdir -p "$DIR/html" "$DIR/logs"
-head -c 1024 /dev/zero | tr '\0' x > "$DIR/html/1k.html"
+bench_workdir /tmp/gn-bench-log.XXXXXX
+stop_signal=QUIT                # graceful: buffered logs are flushed
+mkdir -p "$work/html" "$work/logs"
+head -c 1024 /dev/zero | tr '\0' x > "$work/html/1k.html"
 PORT=18377
-TICK=$(getconf CLK_TCK)
-
-# server tree CPU ticks (utime + stime of master and children)
-ticks() {
-    t=0
-    for p in $(cat "$DIR/logs/gannet.pid") $(pgrep -P "$(cat "$DIR/logs/gannet.pid")"); do
-        set -- $(sed 's/^.*) //' "/proc/$p/stat")
-        t=$((t + ${12} + ${13}))
-    done
-    echo $t
-}
 
 run() {                                 # run NAME ACCESS_LOG_LINES
-    name=$1
-    cat > "$DIR/gannet.conf" <<EOC
+    local name=$1 t0 t1 out size
+    cat > "$work/gannet.conf" <<EOC
 children 1;
 user $(id -un);
 error_log logs/error.log;
@@ -59,22 +50,25 @@ server {
     $2
 }
 EOC
-    rm -f "$DIR"/logs/*.log "$DIR"/logs/*.bin
-    taskset -c 0 "$GANNET" -f -p "$DIR/" -c "$DIR/gannet.conf" &
-    gpid=$!
-    sleep 0.5
-    curl -s -o /dev/null "http://127.0.0.1:$PORT/1k.html" || true
-    t0=$(ticks)
-    out=$(taskset -c 1 wrk -t1 -c"$CONNS" -d"${DURATION}s" \
-          "http://127.0.0.1:$PORT/1k.html")
-    t1=$(ticks)
-    kill -QUIT $gpid; wait $gpid || true
-    reqs=$(echo "$out" | awk '/requests in/ { print $1 }')
-    size=$(cat "$DIR"/logs/a.* 2>/dev/null | wc -c)
-    echo "$name	$reqs	$t0	$t1	$size" | awk -v tick="$TICK" -v d="$DURATION" '
+    rm -f "$work"/logs/*.log "$work"/logs/*.bin
+    spawn_server gannet 0 "$work/gannet.out" \
+        "$GANNET" -f -p "$work/" -c "$work/gannet.conf"
+    if ! wait_url "http://127.0.0.1:$PORT/1k.html"; then
+        echo "$0: gannet did not start ($name):" >&2
+        cat "$work/gannet.out" >&2
+        exit 1
+    fi
+    t0=$(tree_ticks "${pid[gannet]}")
+    out=$(run_wrk "$CONNS" "$DURATION" "" "http://127.0.0.1:$PORT/1k.html")
+    t1=$(tree_ticks "${pid[gannet]}")
+    stop_server gannet
+    wrk_parse "$out"
+    size=$(cat "$work"/logs/a.* 2>/dev/null | wc -c)
+    echo "$name	$wrk_reqs	$t0	$t1	$size" \
+        | awk -v tick="$clk_tck" -v d="$DURATION" '
         { cpu = ($4 - $3) / tick;
           printf "%s\t%.0f\t%.2f\t%.1f\n", $1, $2 / d, cpu * 1e6 / $2,
-                 ($2 ? $5 / $2 : 0) }'
+                 ($2 ? $5 / $2 : 0) }' | tee -a "$results"
 }
 
 echo "format	req/s	CPU_us/req	log_bytes/req" >&2
@@ -84,10 +78,10 @@ for r in $(seq "$ROUNDS"); do
     run combined-buf "access_log logs/a.log combined buffer=64k;"
     run binary "access_log logs/a.bin binary;"
     run binary-buf "access_log logs/a.bin binary buffer=64k;"
-done | tee "$DIR/raw.tsv"
+done
 
 echo "medians:"
 for f in off combined combined-buf binary binary-buf; do
-    awk -v f="$f" '$1 == f' "$DIR/raw.tsv" | sort -t'	' -k3 -n \
+    awk -v f="$f" '$1 == f' "$results" | sort -t'	' -k3 -n \
         | awk -v n="$ROUNDS" 'NR == int((n + 1) / 2)'
 done

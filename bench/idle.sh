@@ -26,21 +26,15 @@
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+
 conns=10000
 servers="gannet nginx"
 gannet_bin="$here/../core/gannet"
 keep=0
 
-while [ $# -gt 0 ]; do
-    case "$1" in
-    --conns)    conns=$2; shift 2 ;;
-    --servers)  servers=$2; shift 2 ;;
-    --gannet)   gannet_bin=$2; shift 2 ;;
-    --keep)     keep=1; shift ;;
-    -h|--help)  sed -n '2,/^$/s/^# \{0,1\}//p' "$0"; exit 0 ;;
-    *)          echo "idle.sh: unknown option $1" >&2; exit 1 ;;
-    esac
-done
+parse_options "--conns=conns --servers=servers --gannet=gannet_bin
+               --keep=keep:1" "$@"
 
 need=$((conns + conns / 8 + 200))
 ulimit -n "$need" 2>/dev/null || {
@@ -53,55 +47,15 @@ ulimit -n "$need" 2>/dev/null || {
 limit=$((conns + conns / 8 + 64))
 py=$(command -v python3) || { echo "idle.sh: python3 not found" >&2; exit 1; }
 
-work=$(mktemp -d /tmp/gnidle.XXXXXX)
-chmod 755 "$work"
-doc="$work/html"
-mkdir -p "$doc"
+bench_workdir /tmp/gnidle.XXXXXX
+bench_docroot
 perl -e 'srand(1); print map { chr(int rand 256) } 1 .. 1024' >"$doc/1k.bin"
 chmod 644 "$doc/1k.bin"
-server_pid=""
 
-stop_server()
-{
-    local p
-    [ -n "$server_pid" ] || return
-    kill -TERM "$server_pid" 2>/dev/null
-    for _ in 1 2 3 4 5 6 7 8 9 10; do
-        kill -0 "$server_pid" 2>/dev/null || break
-        sleep 0.3
-    done
-    for p in $(child_pids "$server_pid"); do
-        kill -KILL "$p" 2>/dev/null
-    done
-    kill -KILL "$server_pid" 2>/dev/null
-    wait "$server_pid" 2>/dev/null
-    server_pid=""
-}
-
-cleanup()
-{
-    stop_server
-    if [ "$keep" = 1 ]; then
-        echo "idle.sh: kept $work" >&2
-    else
-        rm -rf "$work"
-    fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
+# child_pids KEY: the direct children of the server pid[KEY], one a line.
 child_pids()
 {
-    cat /proc/"$1"/task/*/children 2>/dev/null | tr ' ' '\n' | grep .
-}
-
-free_port()
-{
-    perl -MIO::Socket::INET -e '
-        my $s = IO::Socket::INET->new(LocalAddr => "127.0.0.1",
-                                      LocalPort => 0, Listen => 1,
-                                      ReuseAddr => 1) or die "bind: $!";
-        print $s->sockport, "\n";'
+    cat /proc/"${pid[$1]}"/task/*/children 2>/dev/null | tr ' ' '\n' | grep .
 }
 
 # "Rss Pss Private_Dirty" in kB
@@ -189,16 +143,10 @@ for s in held:
     s.close()
 EOF
 
-start_gannet()
+# conf_gannet, conf_nginx: write the configuration, print the command
+conf_gannet()
 {
-    local d="$work/gannet"
-    mkdir -p "$d/logs"
-    cat >"$d/gannet.conf" <<EOF
-children 1;
-user root;
-pid logs/gannet.pid;
-error_log logs/error.log notice;
-max_connections $limit;
+    gannet_conf "$work/gannet" 1 "$limit" <<EOF
 
 server {
     listen 127.0.0.1:$port backlog=4096;
@@ -209,62 +157,37 @@ server {
     client_header_timeout 600s;
 }
 EOF
-    setsid "$gannet_bin" -f -p "$d/" -c "$d/gannet.conf" \
-        >"$d/out" 2>&1 </dev/null &
-    server_pid=$!
 }
 
-start_nginx()
+conf_nginx()
 {
-    local d="$work/nginx"
-    mkdir -p "$d/logs"
-    cat >"$d/nginx.conf" <<EOF
-worker_processes 1;
-daemon off;
-user root;
-pid $d/nginx.pid;
-error_log $d/logs/error.log notice;
-worker_rlimit_nofile $need;
-events { worker_connections $limit; }
-http {
-    access_log off;
+    nginx_conf "$work/nginx" 1 "$need" "$limit" <<EOF
     keepalive_timeout 600s;
     keepalive_requests 1000000000;
     client_header_timeout 600s;
     default_type application/octet-stream;
-    client_body_temp_path $d/tmp_body;
-    proxy_temp_path $d/tmp_proxy;
-    fastcgi_temp_path $d/tmp_fastcgi;
-    uwsgi_temp_path $d/tmp_uwsgi;
-    scgi_temp_path $d/tmp_scgi;
     server {
         listen 127.0.0.1:$port backlog=4096;
         root $doc;
     }
-}
 EOF
-    setsid nginx -p "$d/" -e "$d/logs/error.log" -c "$d/nginx.conf" \
-        >"$d/out" 2>&1 </dev/null &
-    server_pid=$!
 }
 
 rows=""
 for s in $servers; do
     port=$(free_port)
-    if ! declare -F "start_$s" >/dev/null; then
+    if ! declare -F "conf_$s" >/dev/null; then
         echo "idle.sh: unknown server $s" >&2
         continue
     fi
-    "start_$s"
-    for _ in $(seq 1 50); do
-        curl -s -o /dev/null "http://127.0.0.1:$port/1k.bin" && break
-        sleep 0.1
-    done
-    child=$(child_pids "$server_pid" | head -n 1)
+    # shellcheck disable=SC2046
+    spawn_server "$s" "" "$work/$s/out" $("conf_$s")
+    wait_url "http://127.0.0.1:$port/1k.bin"
+    child=$(child_pids "$s" | head -n 1)
     if [ -z "$child" ] || ! curl -sf -o /dev/null "http://127.0.0.1:$port/1k.bin"; then
         echo "idle.sh: $s did not start:" >&2
         cat "$work/$s/out" >&2
-        stop_server
+        stop_server "$s"
         continue
     fi
     # A few requests first, so lazily allocated per-child state is there.
@@ -288,14 +211,14 @@ for s in $servers; do
 
     if [ "$ready" != ready ] || [ "${held:-0}" -eq 0 ]; then
         echo "idle.sh: $s: client failed" >&2
-        stop_server
+        stop_server "$s"
         continue
     fi
     echo "$s: child $child had $est sockets open" \
          "(client: $held held, $failed failed)" >&2
     rows="$rows$s $held $failed $est $rss0 $rss1 $pss0 $pss1 $pd0 $pd1 $tcp0 $tcp1 $rss2
 "
-    stop_server
+    stop_server "$s"
 done
 
 echo

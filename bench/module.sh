@@ -44,6 +44,8 @@
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+
 rounds=5
 duration=5
 loads="50 1:close"
@@ -54,113 +56,17 @@ raw_out=""
 keep=0
 check=0
 
-while [ $# -gt 0 ]; do
-    case "$1" in
-    --rounds)   rounds=$2; shift 2 ;;
-    --duration) duration=$2; shift 2 ;;
-    --loads)    loads=$2; shift 2 ;;
-    --limit)    limit=$2; shift 2 ;;
-    --gannet)   gannet_bin=$2; shift 2 ;;
-    --api)      api_dir=$2; shift 2 ;;
-    --raw)      raw_out=$2; shift 2 ;;
-    --keep)     keep=1; shift ;;
-    --check)    check=1; shift ;;
-    -h|--help)  sed -n '2,/^$/s/^# \{0,1\}//p' "$0"; exit 0 ;;
-    *)          echo "module.sh: unknown option $1" >&2; exit 1 ;;
-    esac
-done
+parse_options "--rounds=rounds --duration=duration --loads=loads
+               --limit=limit --gannet=gannet_bin --api=api_dir --raw=raw_out
+               --keep=keep:1 --check=check:1" "$@"
 
-for t in wrk taskset curl perl getconf cc; do
-    command -v "$t" >/dev/null || { echo "module.sh: $t not found" >&2; exit 1; }
-done
-if [ "$(nproc)" -lt 2 ]; then
-    echo "module.sh: need 2 CPUs (server on 0, wrk on 1)" >&2
-    exit 1
-fi
+require_tools wrk taskset curl perl getconf cc
+require_two_cpus wrk
 [ -x "$gannet_bin" ] || { echo "module.sh: no $gannet_bin" >&2; exit 1; }
 
-ulimit -n 20000 2>/dev/null || ulimit -n "$(ulimit -Hn)"
-clk_tck=$(getconf CLK_TCK)
-work=$(mktemp -d /tmp/gnbench-mod.XXXXXX)
-results="$work/results.tsv"
-: >"$results"
-server_pid=""
-
-# --- helpers ----------------------------------------------------------------
-
-# Every process of the tree rooted at $1, one pid a line.
-tree_pids()
-{
-    perl -e '
-        my $root = shift; my %kids;
-        for my $f (glob "/proc/[0-9]*/stat") {
-            open my $fh, "<", $f or next; my $s = <$fh>; close $fh;
-            next unless defined $s;
-            my ($p) = $s =~ /^(\d+)/; $s =~ s/^.*\) //s;
-            my @f = split / /, $s; push @{$kids{$f[1]}}, $p;
-        }
-        my @q = ($root); my %seen;
-        while (@q) { my $p = shift @q; next if $seen{$p}++;
-                     print "$p\n"; push @q, @{$kids{$p} || []}; }
-    ' "$1"
-}
-
-# CPU time of the tree rooted at $1 in nanoseconds: the sum over its
-# processes and their threads of schedstat's run time when available,
-# else of utime+stime ticks.
-tree_cpu_ns()
-{
-    perl -e '
-        my ($tck, @pids) = @ARGV; my $ns = 0;
-        for my $p (@pids) {
-            my $done = 0;
-            for my $t (glob "/proc/$p/task/*") {
-                open(my $fh, "<", "$t/schedstat") or last;
-                my ($run) = split / /, scalar <$fh>; close $fh;
-                $ns += $run; $done = 1;
-            }
-            next if $done;
-            open(my $fh, "<", "/proc/$p/stat") or next;
-            my $s = <$fh>; close $fh; $s =~ s/^.*\) //s;
-            my @f = split / /, $s;
-            $ns += ($f[11] + $f[12]) * 1e9 / $tck;
-        }
-        printf "%.0f\n", $ns;
-    ' "$clk_tck" $(tree_pids "$1")
-}
-
-free_port()
-{
-    perl -MIO::Socket::INET -e '
-        my $s = IO::Socket::INET->new(LocalAddr => "127.0.0.1",
-                                      LocalPort => 0, Listen => 1,
-                                      ReuseAddr => 1) or die "bind: $!";
-        print $s->sockport, "\n";'
-}
-
-cleanup()
-{
-    local p pids
-    if [ -n "$server_pid" ]; then
-        pids=$(tree_pids "$server_pid")
-        kill -QUIT "$server_pid" 2>/dev/null
-        for _ in 1 2 3 4 5 6 7 8 9 10; do
-            kill -0 "$server_pid" 2>/dev/null || break
-            sleep 0.3
-        done
-        for p in $pids; do
-            kill -KILL "$p" 2>/dev/null
-        done
-        wait 2>/dev/null
-    fi
-    if [ "$keep" = 1 ]; then
-        echo "module.sh: kept $work" >&2
-    else
-        rm -rf "$work"
-    fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+raise_nofile 20000
+bench_workdir /tmp/gnbench-mod.XXXXXX
+stop_signal=QUIT                # graceful: the child finishes and reports
 
 # --- the module ---------------------------------------------------------------
 
@@ -197,12 +103,7 @@ cc -O2 -shared -fPIC $cflags "$work/mod_hello.c" -o "$work/mod_hello.so" \
 port=$(free_port)
 mkdir -p "$work/logs" "$work/html/static"
 printf 'hello\n' >"$work/html/static/hello"
-cat >"$work/gannet.conf" <<EOF
-children 1;
-user root;
-pid logs/gannet.pid;
-error_log logs/error.log notice;
-max_connections 20000;
+cmd=$(gannet_conf "$work" 1 20000 <<EOF
 load_module $work/mod_hello.so;
 
 server {
@@ -218,14 +119,12 @@ server {
     }
 }
 EOF
+)
 
-setsid taskset -c 0 "$gannet_bin" -f -p "$work/" -c "$work/gannet.conf" \
-    >"$work/gannet.out" 2>&1 </dev/null &
-server_pid=$!
-for _ in $(seq 1 50); do
-    curl -s -o /dev/null "http://127.0.0.1:$port/hello" && break
-    sleep 0.1
-done
+# shellcheck disable=SC2086
+spawn_server gannet 0 "$work/gannet.out" $cmd
+server_pid=${pid[gannet]}
+wait_url "http://127.0.0.1:$port/hello"
 for u in /hello /static/hello; do
     b=$(curl -s --max-time 5 "http://127.0.0.1:$port$u")
     if [ "$b" != hello ]; then
@@ -242,35 +141,27 @@ declare -A url=([module]="/hello" [static]="/static/hello")
 # run_one ROUND LOAD TARGET
 run_one()
 {
-    local r=$1 load=$2 what=$3 conns close c0 c1 out reqs rps err
+    local r=$1 load=$2 what=$3 conns close c0 c1 out
     IFS=: read -r conns close <<<"$load"
-    local hdr=()
-    [ "$close" = close ] && hdr=(-H 'Connection: close')
     c0=$(tree_cpu_ns "$server_pid")
-    out=$(taskset -c 1 wrk -t1 -c"$conns" -d"${duration}s" "${hdr[@]}" \
-              "http://127.0.0.1:$port${url[$what]}" 2>&1)
+    out=$(run_wrk "$conns" "$duration" "$close" \
+              "http://127.0.0.1:$port${url[$what]}")
     c1=$(tree_cpu_ns "$server_pid")
     echo "$out" >>"$work/wrk.log"
     kill -0 "$server_pid" 2>/dev/null \
         || { echo "module.sh: gannet exited" >&2; exit 1; }
-    rps=$(awk '/^Requests\/sec:/ {print $2}' <<<"$out")
-    reqs=$(awk '/ requests in / {print $1}' <<<"$out")
-    err=$(perl -ne '
-        $e += $1 + $2 + $3 + $4
-            if /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/;
-        $e += $1 if /Non-2xx or 3xx responses: (\d+)/;
-        END { print $e || 0 }' <<<"$out")
-    if [ -z "$rps" ] || [ -z "$reqs" ] || [ "$reqs" = 0 ]; then
+    wrk_parse "$out"
+    if [ -z "$wrk_rps" ] || [ -z "$wrk_reqs" ] || [ "$wrk_reqs" = 0 ]; then
         echo "module.sh: wrk failed ($load $what):" >&2
         echo "$out" >&2
         exit 1
     fi
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$load" "$what" "$rps" \
-        "$reqs" "$((c1 - c0))" "$err" >>"$results"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$load" "$what" \
+        "$wrk_rps" "$wrk_reqs" "$((c1 - c0))" "$wrk_errors" >>"$results"
     printf '  round %s %-8s %-6s %9.0f req/s %7.2f us CPU/req errors %s\n' \
-        "$r" "$load" "$what" "$rps" \
+        "$r" "$load" "$what" "$wrk_rps" \
         "$(perl -e 'printf "%.4f", $ARGV[0] / $ARGV[1] / 1000' -- \
-            "$((c1 - c0))" "$reqs")" "$err" >&2
+            "$((c1 - c0))" "$wrk_reqs")" "$wrk_errors" >&2
 }
 
 # --- main -------------------------------------------------------------------
@@ -279,10 +170,8 @@ echo "warming up (1 s per load and target)" >&2
 for load in $loads; do
     IFS=: read -r conns close <<<"$load"
     for what in module static; do
-        hdr=()
-        [ "$close" = close ] && hdr=(-H 'Connection: close')
-        taskset -c 1 wrk -t1 -c"$conns" -d1s "${hdr[@]}" \
-            "http://127.0.0.1:$port${url[$what]}" >/dev/null 2>&1
+        run_wrk "$conns" 1 "$close" \
+            "http://127.0.0.1:$port${url[$what]}" >/dev/null
     done
 done
 
@@ -306,7 +195,7 @@ echo "gannet: $("$gannet_bin" -v 2>&1 | head -n 1)"
 echo "wrk -t1 -d${duration}s, $rounds interleaved rounds, medians;" \
      "server (1 child) on CPU 0, wrk on CPU 1;" \
      "CPU = server run time / requests"
-perl -e '
+perl -e "$bench_pl"'
     my ($file, $limit, $check) = @ARGV; my (%d, @loads, %seen);
     open my $fh, "<", $file or die;
     while (<$fh>) {
@@ -316,9 +205,6 @@ perl -e '
         push @{$d{$l}{$w}{cpu}}, $ns / $n / 1000;
         $d{$l}{$w}{err} += $err;
     }
-    sub med { my @v = sort { $a <=> $b } @_; my $n = @v;
-              return 0 unless $n;
-              $n % 2 ? $v[$n/2] : ($v[$n/2-1] + $v[$n/2]) / 2 }
     my ($over, @verdict) = (0);
     print "\n| load | target | req/s | CPU us/req | vs static | errors |\n";
     print "|------|--------|------:|-----------:|----------:|-------:|\n";

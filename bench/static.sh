@@ -34,6 +34,7 @@ set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
+
 rounds=3
 duration=5
 servers="gannet nginx lighttpd apache h2o"
@@ -42,19 +43,9 @@ gannet_bin="$here/../core/gannet"
 raw_out=""
 keep=0
 
-while [ $# -gt 0 ]; do
-    case "$1" in
-    --rounds)   rounds=$2; shift 2 ;;
-    --duration) duration=$2; shift 2 ;;
-    --servers)  servers=$2; shift 2 ;;
-    --loads)    loads=$2; shift 2 ;;
-    --gannet)   gannet_bin=$2; shift 2 ;;
-    --raw)      raw_out=$2; shift 2 ;;
-    --keep)     keep=1; shift ;;
-    -h|--help)  sed -n '2,/^$/s/^# \{0,1\}//p' "$0"; exit 0 ;;
-    *)          echo "static.sh: unknown option $1" >&2; exit 1 ;;
-    esac
-done
+parse_options "--rounds=rounds --duration=duration --servers=servers
+               --loads=loads --gannet=gannet_bin --raw=raw_out
+               --keep=keep:1" "$@"
 
 require_tools wrk taskset curl perl getconf
 require_two_cpus wrk

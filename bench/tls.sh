@@ -50,6 +50,8 @@
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+
 rounds=3
 duration=5
 servers="gannet nginx"
@@ -59,248 +61,116 @@ raw_out=""
 ceiling=1
 keep=0
 
-while [ $# -gt 0 ]; do
-    case "$1" in
-    --rounds)     rounds=$2; shift 2 ;;
-    --duration)   duration=$2; shift 2 ;;
-    --servers)    servers=$2; shift 2 ;;
-    --tests)      tests=$2; shift 2 ;;
-    --gannet)     gannet_bin=$2; shift 2 ;;
-    --raw)        raw_out=$2; shift 2 ;;
-    --no-ceiling) ceiling=0; shift ;;
-    --keep)       keep=1; shift ;;
-    -h|--help)    sed -n '2,/^$/s/^# \{0,1\}//p' "$0"; exit 0 ;;
-    *)            echo "tls.sh: unknown option $1" >&2; exit 1 ;;
-    esac
-done
+parse_options "--rounds=rounds --duration=duration --servers=servers
+               --tests=tests --gannet=gannet_bin --raw=raw_out
+               --no-ceiling=ceiling:0 --keep=keep:1" "$@"
 
-for t in openssl wrk taskset curl perl getconf; do
-    command -v "$t" >/dev/null || { echo "tls.sh: $t not found" >&2; exit 1; }
-done
-if [ "$(nproc)" -lt 2 ]; then
-    echo "tls.sh: need 2 CPUs (server on 0, client on 1)" >&2
-    exit 1
-fi
+require_tools openssl wrk taskset curl perl getconf
+require_two_cpus client
 
-ulimit -n 20000 2>/dev/null || ulimit -n "$(ulimit -Hn)"
-clk_tck=$(getconf CLK_TCK)
-work=$(mktemp -d /tmp/gntls.XXXXXX)
-chmod 755 "$work"
-doc="$work/html"
+raise_nofile 20000
+bench_workdir /tmp/gntls.XXXXXX
+bench_docroot
 certs="$work/certs"
-mkdir -p "$doc"
-results="$work/results.tsv"
-: >"$results"
 
-# pid[SERVER:INSTANCE], port[SERVER:INSTANCE:CERT] (CERT ec or rsa)
-declare -A pid port
-
-# --- helpers (as in static.sh) ---------------------------------------------
-
-tree_pids()
-{
-    perl -e '
-        my $root = shift; my %kids;
-        for my $f (glob "/proc/[0-9]*/stat") {
-            open my $fh, "<", $f or next; my $s = <$fh>; close $fh;
-            next unless defined $s;
-            my ($p) = $s =~ /^(\d+)/; $s =~ s/^.*\) //s;
-            my @f = split / /, $s; push @{$kids{$f[1]}}, $p;
-        }
-        my @q = ($root); my %seen;
-        while (@q) { my $p = shift @q; next if $seen{$p}++;
-                     print "$p\n"; push @q, @{$kids{$p} || []}; }
-    ' "$1"
-}
-
-tree_ticks()
-{
-    local p sum=0 s
-    for p in $(tree_pids "$1"); do
-        s=$(perl -ne 's/^.*\) //s; @f = split / /; print $f[11] + $f[12]' \
-            "/proc/$p/stat" 2>/dev/null) || continue
-        [ -n "$s" ] && sum=$((sum + s))
-    done
-    echo "$sum"
-}
-
-cpu0_busy()
-{
-    awk '$1 == "cpu0" { t = 0; for (i = 2; i <= 9; i++) t += $i;
-                        print t - $5 - $6, t }' /proc/stat
-}
-
-free_port()
-{
-    perl -MIO::Socket::INET -e '
-        my $s = IO::Socket::INET->new(LocalAddr => "127.0.0.1",
-                                      LocalPort => 0, Listen => 1,
-                                      ReuseAddr => 1) or die "bind: $!";
-        print $s->sockport, "\n";'
-}
+# port[SERVER:INSTANCE:CERT] (CERT ec or rsa); pid[SERVER:INSTANCE]
+declare -A port
 
 now()
 {
     date +%s.%N
 }
 
-stop_all()
-{
-    local k p pids
-    for k in "${!pid[@]}"; do
-        p=${pid[$k]}
-        pids=$(tree_pids "$p")
-        kill -TERM "$p" 2>/dev/null
-        for _ in 1 2 3 4 5 6 7 8 9 10; do
-            kill -0 "$p" 2>/dev/null || break
-            sleep 0.3
-        done
-        for p in $pids; do
-            kill -KILL "$p" 2>/dev/null
-        done
-        unset "pid[$k]"
-    done
-    wait 2>/dev/null
-}
-
-cleanup()
-{
-    stop_all
-    if [ "$keep" = 1 ]; then
-        echo "tls.sh: kept $work" >&2
-    else
-        rm -rf "$work"
-    fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
 # --- certificates and docroot -----------------------------------------------
 
 sh "$here/../t/mkcerts.sh" "$certs" || exit 1
-perl -e 'srand(1); my $b = "";
-         $b .= pack("N", int(rand(4294967296))) while length($b) < 1024;
-         print substr($b, 0, 1024);' >"$doc/1k.bin"
+random_file 1024 1 >"$doc/1k.bin"
 printf 'ok\n' >"$doc/index.html"
 chmod 644 "$doc"/*
 
 # --- configurations -----------------------------------------------------------
 
-# conf_gannet INSTANCE CHILDREN TICKETS
-conf_gannet()
+# gannet_server PORT CERT: a TLS server block of gannet on PORT with
+# the certificate localhost-CERT
+gannet_server()
 {
-    local d="$work/gannet-$1" rsa=""
-    mkdir -p "$d/logs"
-    if [ -n "${port[gannet:$1:rsa]:-}" ]; then
-        rsa="
-server {
-    listen 127.0.0.1:${port[gannet:$1:rsa]} tls backlog=4096;
-    tls_certificate $certs/localhost-rsa.pem;
-    tls_certificate_key $certs/localhost-rsa.key;
-    root $doc;
-    access_log off;
-    keepalive_requests 0;
-    keepalive_timeout 300s;
-    default_type application/octet-stream;
-}"
-    fi
-    cat >"$d/gannet.conf" <<EOF
-children $2;
-user root;
-pid logs/gannet.pid;
-error_log logs/error.log notice;
-max_connections 20000;
-tls_protocols TLSv1.2 TLSv1.3;
-tls_session_cache 10m;
-tls_session_tickets $3;
+    cat <<EOF
 
 server {
-    listen 127.0.0.1:${port[gannet:$1:ec]} tls backlog=4096;
-    tls_certificate $certs/localhost-ec.pem;
-    tls_certificate_key $certs/localhost-ec.key;
+    listen 127.0.0.1:$1 tls backlog=4096;
+    tls_certificate $certs/localhost-$2.pem;
+    tls_certificate_key $certs/localhost-$2.key;
     root $doc;
     access_log off;
     keepalive_requests 0;
     keepalive_timeout 300s;
     default_type application/octet-stream;
 }
-$rsa
 EOF
-    echo "$gannet_bin -f -p $d/ -c $d/gannet.conf"
+}
+
+# conf_gannet INSTANCE CHILDREN TICKETS
+conf_gannet()
+{
+    local c
+    {
+        cat <<EOF
+tls_protocols TLSv1.2 TLSv1.3;
+tls_session_cache 10m;
+tls_session_tickets $3;
+EOF
+        for c in ec rsa; do
+            [ -z "${port[gannet:$1:$c]:-}" ] \
+                || gannet_server "${port[gannet:$1:$c]}" "$c"
+        done
+    } | gannet_conf "$work/gannet-$1" "$2" 20000
 }
 
 # conf_nginx INSTANCE WORKERS TICKETS
 conf_nginx()
 {
-    local d="$work/nginx-$1" rsa=""
-    mkdir -p "$d/logs"
-    if [ -n "${port[nginx:$1:rsa]:-}" ]; then
-        rsa="
-    server {
-        listen 127.0.0.1:${port[nginx:$1:rsa]} ssl backlog=4096;
-        ssl_certificate $certs/localhost-rsa.pem;
-        ssl_certificate_key $certs/localhost-rsa.key;
-        root $doc;
-    }"
-    fi
-    cat >"$d/nginx.conf" <<EOF
-worker_processes $2;
-daemon off;
-master_process on;
-user root;
-pid $d/nginx.pid;
-error_log $d/logs/error.log notice;
-worker_rlimit_nofile 20000;
-
-events {
-    worker_connections 20000;
-}
-
-http {
-    access_log off;
+    local c p
+    {
+        cat <<EOF
     keepalive_requests 1000000000;
     keepalive_timeout 300s;
     default_type application/octet-stream;
-    client_body_temp_path $d/tmp_body;
-    proxy_temp_path $d/tmp_proxy;
-    fastcgi_temp_path $d/tmp_fastcgi;
-    uwsgi_temp_path $d/tmp_uwsgi;
-    scgi_temp_path $d/tmp_scgi;
 
     ssl_protocols TLSv1.2 TLSv1.3;
     ssl_ecdh_curve X25519:prime256v1;
     ssl_session_cache shared:SSL:10m;
     ssl_session_tickets $3;
+EOF
+        for c in ec rsa; do
+            p=${port[nginx:$1:$c]:-}
+            [ -n "$p" ] || continue
+            cat <<EOF
 
     server {
-        listen 127.0.0.1:${port[nginx:$1:ec]} ssl backlog=4096;
-        ssl_certificate $certs/localhost-ec.pem;
-        ssl_certificate_key $certs/localhost-ec.key;
+        listen 127.0.0.1:$p ssl backlog=4096;
+        ssl_certificate $certs/localhost-$c.pem;
+        ssl_certificate_key $certs/localhost-$c.key;
         root $doc;
     }
-$rsa
-}
 EOF
-    echo "nginx -p $d/ -e $d/logs/error.log -c $d/nginx.conf"
+        done
+    } | nginx_conf "$work/nginx-$1" "$2" 20000 20000
 }
 
 # start SERVER INSTANCE WORKERS TICKETS WITH_RSA
 start()
 {
-    local s=$1 i=$2 cmd p c k
+    local s=$1 i=$2 cmd p c
     port[$s:$i:ec]=$(free_port)
     [ "$5" = 1 ] && port[$s:$i:rsa]=$(free_port)
     cmd=$("conf_$s" "$i" "$3" "$4")
     mkdir -p "$work/$s-$i"
-    setsid taskset -c 0 $cmd >"$work/$s-$i/out" 2>&1 </dev/null &
-    pid[$s:$i]=$!
+    # shellcheck disable=SC2086
+    spawn_server "$s:$i" 0 "$work/$s-$i/out" $cmd
     for c in ec rsa; do
         p=${port[$s:$i:$c]:-}
         [ -n "$p" ] || continue
-        for _ in $(seq 1 50); do
-            curl -sk -o /dev/null "https://127.0.0.1:$p/1k.bin" && break
-            sleep 0.1
-        done
+        wait_url "https://127.0.0.1:$p/1k.bin" -k
         if ! curl -s --cacert "$certs/ca.pem" \
                 --resolve "localhost:$p:127.0.0.1" \
                 "https://localhost:$p/1k.bin" | cmp -s - "$doc/1k.bin"; then
@@ -381,8 +251,7 @@ run_one()
     c0=$(cpu0_busy)
     w0=$(now)
     if [ "$kind" = wrk ]; then
-        out=$(taskset -c 1 wrk -t1 -c50 -d"${d}s" \
-              "https://127.0.0.1:$p/1k.bin" 2>&1)
+        out=$(run_wrk 50 "$d" "" "https://127.0.0.1:$p/1k.bin")
     else
         # shellcheck disable=SC2086
         out=$(taskset -c 1 openssl s_time -connect "127.0.0.1:$p" \
@@ -393,14 +262,11 @@ run_one()
     t1=$(tree_ticks "$root")
     [ "${5:-}" = quiet ] && return
     if [ "$kind" = wrk ]; then
-        ops=$(awk '/ requests in / {print $1}' <<<"$out")
+        wrk_parse "$out"
+        ops=$wrk_reqs
         full=-
         reused=-
-        err=$(perl -ne '
-            $e += $1 + $2 + $3 + $4
-                if /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/;
-            $e += $1 if /Non-2xx or 3xx responses: (\d+)/;
-            END { print $e || 0 }' <<<"$out")
+        err=$wrk_errors
     else
         # the last "N connections in" line of the timed loop
         ops=$(awk '/ connections in .*real seconds/ {n = $1} END {print n}' \
@@ -417,10 +283,7 @@ run_one()
         tail -n 5 <<<"$out" >&2
         return
     fi
-    other=$(perl -e 'my ($b, $t, $w) = @ARGV; $w ||= 1;
-                     printf "%.0f", 100 * ($b - $t) / $w' -- \
-            "$((${c1% *} - ${c0% *}))" "$((t1 - t0))" \
-            "$((${c1#* } - ${c0#* }))")
+    other=$(cpu0_other "$c0" "$c1" "$((t1 - t0))")
     printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$t" "$s" "$ops" \
         "$(perl -e 'printf "%.3f", $ARGV[1] - $ARGV[0]' -- "$w0" "$w1")" \
         "$((t1 - t0))" "$full" "$reused" "$err" "$other" >>"$results"
@@ -428,8 +291,7 @@ run_one()
         "$r" "$t" "$s" "$ops" \
         "$(perl -e 'printf "%.1f", $ARGV[0] / ($ARGV[2] - $ARGV[1])' -- \
             "$ops" "$w0" "$w1")" \
-        "$(perl -e 'printf "%.2f", $ARGV[0] / $ARGV[2] / $ARGV[1] * 1e6' -- \
-            "$((t1 - t0))" "$ops" "$clk_tck")" \
+        "$(ticks_us "$((t1 - t0))" "$ops" 2)" \
         "$full" "$reused" "$err" "$other" >&2
 }
 
@@ -506,10 +368,10 @@ for s in $started; do
     nginx)  echo "nginx: $(nginx -V 2>&1 | head -n 2 | tr '\n' ' ')" ;;
     esac
 done
-echo "client: $(openssl version); wrk: $(wrk -v 2>&1 | head -n 1 | cut -d' ' -f1-2)"
+echo "client: $(openssl version); wrk: $(wrk_version)"
 echo "$rounds interleaved rounds of ${duration} s, medians; server on CPU 0," \
      "client on CPU 1; CPU = server utime+stime / handshakes (requests)"
-perl -e '
+perl -e "$bench_pl"'
     my ($file, $tck, $order) = @ARGV; my (%d, @tests, %seen);
     my @srv = split " ", $order;
     my %name = (
@@ -534,9 +396,6 @@ perl -e '
         $x->{res} += $res if $res ne "-";
         $x->{kind} = $new eq "-" ? "req" : "hs";
     }
-    sub med { my @v = sort { $a <=> $b } @_; my $n = @v;
-              return 0 unless $n;
-              $n % 2 ? $v[$n/2] : ($v[$n/2-1] + $v[$n/2]) / 2 }
     for my $t (@tests) {
         printf "\n### %s\n\n", $name{$t} || $t;
         my $hs = (values %{$d{$t}})[0]{kind} eq "hs";
@@ -550,8 +409,7 @@ perl -e '
             my $x = $d{$t}{$s} or next;
             my ($r, $c) = (med(@{$x->{rate}}), med(@{$x->{cpu}}));
             printf "| %s | %.0f | %s | %.1f | %s | %s | %d | %s%% |\n",
-                $s, $r, $nr ? sprintf("%.2f", $r / $nr) : "-", $c,
-                $nc ? sprintf("%.2f", $c / $nc) : "-",
+                $s, $r, ratio($r, $nr), $c, ratio($c, $nc),
                 $hs ? "$x->{new} / $x->{res}" : $x->{n}, $x->{err},
                 join("/", @{$x->{other}});
         }

@@ -6,4 +6,4 @@ dist_man_MANS += \
     %reldir%/gannet.conf.5
 
 # The module writer's guide.
-dist_doc_DATA += %reldir%/modules.md %reldir%/binary-log.md
+dist_doc_DATA += %reldir%/modules.md %reldir%/specweb99.md %reldir%/binary-log.md

@@ -101,6 +101,7 @@ GN_INTEG_TESTS = \
     %reldir%/integ/55-privileges.t \
     %reldir%/integ/56-respawn-backoff.t \
     %reldir%/integ/60-gannetctl.t \
+    %reldir%/integ/71-specweb99-gen.t \
     %reldir%/integ/80-issue-3.t
 
 # Test certificates (a CA, ECDSA and RSA server certificates), made at

@@ -1,0 +1,327 @@
+#!/usr/bin/env bash
+#
+# bench/specweb99/run.sh - the SPECweb99-style reference run (issue 7):
+# conforming simultaneous connections of gannet over HTTP and HTTPS with
+# the full mix, and of gannet and nginx with the static part alone.
+#
+# Usage: bench/specweb99/run.sh [--min N] [--max N] [--rampup S]
+#            [--time S] [--rampdown S] [--resume-share P]
+#            [--runs "LIST"] [--root DIR] [--dirs D] [--seed S]
+#            [--builddir DIR] [--gannet PATH] [--raw FILE] [--keep]
+#   --min, --max   search bounds (default 100 and 2000)
+#   --rampup, --time, --rampdown  seconds per probe (default 10, 30, 5)
+#   --resume-share P  percent of new TLS connections that offer a saved
+#                  session (default 50)
+#   --runs L       subset of "gannet-http gannet-https gannet-static
+#                  nginx-static gannet-static-https nginx-static-https"
+#                  (default the first four)
+#   --root DIR     use this file set (made by gannet-specweb99 fileset,
+#                  upfgen, cadgen) instead of making one in the work dir
+#   --dirs D       make at most D directories (about 5 MB each; the file
+#                  set for --max N has 25 + 0.656 N; fewer directories
+#                  make the load generator use those it finds)
+#   --seed S       the load generator's seed (default 1)
+#   --builddir DIR the build tree (default: this source tree)
+#   --gannet PATH  gannet binary (default BUILDDIR/core/gannet)
+#   --raw FILE     also write every probe (TSV) to FILE
+#   --keep         keep the temporary directory (configs, logs, outputs)
+#
+# The server runs pinned to CPU 0 (gannet: one child; nginx: one
+# worker), the load generator (bench/specweb99/gannet-specweb99-load)
+# pinned to CPU 1.  Each run is a binary search for the largest N with
+# at least 95% conforming connections and at most 1% errors; each probe
+# is a full run (ramp-up, measurement, ramp-down).  Around each probe the
+# server's CPU time (utime+stime of its process tree) and the load
+# generator's are read: a probe where the load generator used ~100% of
+# CPU 1 measured the load generator, not the server.
+#
+# Without modules/.libs/mod_specweb99.so the gannet runs are static-only
+# (and say so).  Without mod_cgi the CGI share goes to the module's URL.
+
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+. "$top/bench/lib.sh"
+
+min=100
+max=2000
+rampup=10
+duration=30
+rampdown=5
+resume=50
+runs="gannet-http gannet-https gannet-static nginx-static"
+root=""
+dirs=""
+seed=1
+builddir=$top
+gannet_bin=""
+raw_out=""
+
+parse_options "--min=min --max=max --rampup=rampup --time=duration
+    --rampdown=rampdown --resume-share=resume --runs=runs --root=root
+    --dirs=dirs --seed=seed --builddir=builddir --gannet=gannet_bin
+    --raw=raw_out --keep=keep:1" "$@"
+
+[ -n "$gannet_bin" ] || gannet_bin=$builddir/core/gannet
+loadgen=$builddir/bench/specweb99/gannet-specweb99-load
+tool=$builddir/tools/gannet-specweb99
+modso=$builddir/modules/.libs/mod_specweb99.so
+cgiso=$builddir/modules/.libs/mod_cgi.so
+
+require_tools taskset curl perl
+require_two_cpus "the load generator"
+for f in "$gannet_bin" "$loadgen"; do
+    [ -x "$f" ] || { echo "$me: $f not built" >&2; exit 1; }
+done
+raise_nofile 200000
+bench_workdir /tmp/gnspecweb.XXXXXX
+chmod 755 "$work"
+
+full=1
+if [ ! -f "$modso" ]; then
+    full=0
+    echo "$me: $modso not built: the gannet runs are STATIC-ONLY" >&2
+fi
+
+# --- the file set -------------------------------------------------------------
+
+if [ -z "$root" ]; then
+    [ -x "$tool" ] || { echo "$me: $tool not built" >&2; exit 1; }
+    root=$work/root
+    mkdir -p "$root"
+    d=$(perl -e 'print int(25 + ((400000.0 / 122000.0) * $ARGV[0]) / 5)' \
+            "$max")
+    [ -n "$dirs" ] && [ "$dirs" -lt "$d" ] && d=$dirs
+    echo "$me: making the file set: $d directories (~$((d * 5)) MB)" >&2
+    "$tool" fileset -C "$root" -n "$max" -d "$d" >&2 || exit 1
+    "$tool" upfgen -C "$root" -n "$max" >&2 || exit 1
+    "$tool" cadgen -C "$root" -e $((24 * 3600)) >&2 || exit 1
+fi
+chmod 755 "$root"
+
+certs=$builddir/t/certs
+if [ ! -f "$certs/stamp" ]; then
+    certs=$work/certs
+    sh "$top/t/mkcerts.sh" "$certs" >/dev/null 2>&1 \
+        || { echo "$me: cannot make certificates (certtool?)" >&2; exit 1; }
+fi
+
+# --- servers ------------------------------------------------------------------
+
+cgi_url=/specweb99
+start_gannet()
+{
+    local d=$work/gannet cmd mods="" locs=""
+    port_http=$(free_port)
+    port_https=$(free_port)
+    if [ "$full" = 1 ]; then
+        mods="load_module $modso;"
+        locs="location /specweb99 {
+        handler specweb99;
+        specweb99_root $root;
+        specweb99_tool $tool;
+    }"
+        if [ -f "$cgiso" ]; then
+            mkdir -p "$root/cgi-bin"
+            cp "$top/modules/specweb99/specweb99.cgi" "$root/cgi-bin/"
+            chmod 755 "$root/cgi-bin" "$root/cgi-bin/specweb99.cgi"
+            echo "$root" >"$root/cgi-bin/specweb99.root"
+            mods="$mods
+load_module $cgiso;
+cgi_user nobody;
+cgi_max_processes 16;"
+            locs="$locs
+    location /cgi-bin/ {
+        handler cgi;
+    }"
+            cgi_url=/cgi-bin/specweb99.cgi
+        else
+            echo "$me: no mod_cgi: CGI requests go to /specweb99" >&2
+        fi
+    fi
+    cmd=$(gannet_conf "$d" 1 200000 <<EOF
+$mods
+tls_protocols TLSv1.2 TLSv1.3;
+tls_session_cache 10m;
+tls_session_tickets on;
+
+server {
+    listen 127.0.0.1:$port_http backlog=4096;
+    listen 127.0.0.1:$port_https tls backlog=4096;
+    tls_certificate $certs/localhost-ec.pem;
+    tls_certificate_key $certs/localhost-ec.key;
+    root $root;
+    access_log off;
+    sendfile on;
+    keepalive_requests 0;
+    keepalive_timeout 300s;
+    default_type application/octet-stream;
+    $locs
+}
+EOF
+)
+    # shellcheck disable=SC2086
+    spawn_server gannet 0 "$work/gannet.out" $cmd
+    wait_url "http://127.0.0.1:$port_http/file_set/dir00000/class0_0" \
+        || { echo "$me: gannet did not start:" >&2;
+             cat "$work/gannet.out" "$d/logs/error.log" >&2; return 1; }
+    echo "$me: gannet: pid ${pid[gannet]}, http $port_http," \
+         "https $port_https" >&2
+}
+
+start_nginx()
+{
+    local d=$work/nginx cmd
+    port_http=$(free_port)
+    port_https=$(free_port)
+    cmd=$(nginx_conf "$d" 1 200000 100000 <<EOF
+    sendfile on;
+    keepalive_requests 1000000000;
+    keepalive_timeout 300s;
+    default_type application/octet-stream;
+    ssl_protocols TLSv1.2 TLSv1.3;
+    ssl_session_cache shared:SSL:10m;
+    ssl_session_tickets on;
+
+    server {
+        listen 127.0.0.1:$port_http backlog=4096;
+        listen 127.0.0.1:$port_https ssl backlog=4096;
+        ssl_certificate $certs/localhost-ec.pem;
+        ssl_certificate_key $certs/localhost-ec.key;
+        root $root;
+    }
+EOF
+)
+    # shellcheck disable=SC2086
+    spawn_server nginx 0 "$work/nginx.out" $cmd
+    wait_url "http://127.0.0.1:$port_http/file_set/dir00000/class0_0" \
+        || { echo "$me: nginx did not start:" >&2;
+             cat "$work/nginx.out" >&2; return 1; }
+    echo "$me: nginx: pid ${pid[nginx]}, http $port_http," \
+         "https $port_https" >&2
+}
+
+# --- probes and the search ----------------------------------------------------
+
+# probe RUN SERVER N ARG...: one full load generator run; appends a row to
+# $results (run, N, conforming, percent, ops/s, response ms, kbit/s,
+# errors, valid, server CPU %, load generator CPU %) and returns 0 when
+# the probe is valid.
+probe()
+{
+    local run=$1 srv=$2 n=$3 out t0 t1 w0 w1 lg v
+    shift 3
+    out=$work/probe-$run-$n.out
+    t0=$(tree_ticks "${pid[$srv]}")
+    w0=$(date +%s.%N)
+    TIMEFORMAT='%U %S %R'
+    { time taskset -c 1 "$loadgen" -h 127.0.0.1 -C "$root" -n "$n" \
+          --rampup "$rampup" --time "$duration" --rampdown "$rampdown" \
+          --seed "$seed" --cgi-url "$cgi_url" "$@" >"$out" \
+          2>"$out.err"; } 2>"$out.time"
+    w1=$(date +%s.%N)
+    t1=$(tree_ticks "${pid[$srv]}")
+    lg=$(tail -n 1 "$out.time")
+    v=$(perl -e '
+        my ($f, $tck, $ticks, $wall, $u, $s, $r) = @ARGV; my %k;
+        open my $fh, "<", $f or die; while (<$fh>) {
+            $k{$1} = $2 if /^([a-z_]+): (\S+)/; }
+        exit 2 unless defined $k{conforming};
+        my $ok = $k{percent_conforming} >= 95
+                 && $k{errors} * 100 <= $k{ops_total} ? "yes" : "no";
+        printf "%d\t%.1f\t%.1f\t%.1f\t%.1f\t%d\t%s\t%.0f\t%.0f\n",
+            $k{conforming}, $k{percent_conforming}, $k{ops_per_sec},
+            $k{response_msec}, $k{kbit_per_sec}, $k{errors}, $ok,
+            100 * $ticks / $tck / $wall, $r > 0 ? 100 * ($u + $s) / $r : 0;
+        ' "$out" "$clk_tck" "$((t1 - t0))" \
+        "$(perl -e 'print $ARGV[1] - $ARGV[0]' "$w0" "$w1")" $lg) || {
+        echo "$me: $run N=$n: the load generator failed:" >&2
+        cat "$out.err" >&2
+        return 1
+    }
+    printf '%s\t%s\t%s\n' "$run" "$n" "$v" >>"$results"
+    printf '  %-20s N=%-6s %s\n' "$run" "$n" "$v" | tr '\t' ' ' >&2
+    grep -q 'error (' "$out.err" && head -n 3 "$out.err" >&2
+    [ "$(cut -f7 <<<"$v")" = yes ]
+}
+
+# search RUN SERVER ARG...: binary search over [min, max].
+search()
+{
+    local run=$1 srv=$2 lo=$min hi=$max mid
+    shift 2
+    echo "$me: $run: searching $min..$max" >&2
+    while [ "$lo" -le "$hi" ]; do
+        mid=$(( (lo + hi) / 2 ))
+        if probe "$run" "$srv" "$mid" "$@"; then
+            lo=$((mid + 1))
+        else
+            hi=$((mid - 1))
+        fi
+    done
+}
+
+for run in $runs; do
+    case "$run" in
+    gannet-*) srv=gannet ;;
+    nginx-*)  srv=nginx ;;
+    *) echo "$me: unknown run $run" >&2; exit 1 ;;
+    esac
+    if [ "$srv" = nginx ] && ! command -v nginx >/dev/null; then
+        echo "$me: nginx not found: $run skipped" >&2
+        continue
+    fi
+    if [ -z "${pid[$srv]:-}" ]; then
+        stop_all
+        start_"$srv" || exit 1
+    fi
+    case "$run" in
+    *-http)         args=(-p "$port_http") ;;
+    *-https)        args=(-p "$port_https" --tls --resume-share "$resume") ;;
+    *-static)       args=(-p "$port_http" --static-only) ;;
+    *-static-https) args=(-p "$port_https" --tls --resume-share "$resume"
+                          --static-only) ;;
+    esac
+    if [ "$full" = 0 ] && [ "$srv" = gannet ]; then
+        case " ${args[*]} " in
+        *" --static-only "*) ;;
+        *) args+=(--static-only) ;;
+        esac
+    fi
+    search "$run" "$srv" "${args[@]}"
+done
+
+[ -n "$raw_out" ] && cp "$results" "$raw_out"
+
+echo
+echo "gannet: $("$gannet_bin" -v 2>&1 | head -n 1)"
+command -v nginx >/dev/null && echo "nginx: $(nginx -v 2>&1 | head -n 1)"
+echo "$(nproc) CPUs: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-)"
+echo "file set: $(ls "$root/file_set" | wc -l) directories;" \
+     "probes: ramp-up $rampup s, measurement $duration s, ramp-down" \
+     "$rampdown s; server on CPU 0, load generator on CPU 1"
+[ "$full" = 0 ] && echo "NOTE: mod_specweb99 not built: gannet runs were" \
+                        "static-only"
+perl -e '
+    my ($file) = @ARGV; my (%best, @order, %seen);
+    open my $fh, "<", $file or die;
+    while (<$fh>) {
+        chomp; my @f = split /\t/;
+        push @order, $f[0] unless $seen{$f[0]}++;
+        $best{$f[0]} = \@f if $f[8] eq "yes"
+            && (!$best{$f[0]} || $f[1] > $best{$f[0]}[1]);
+    }
+    print "\n| run | Conforming | Percent | ops/s | Response ms | ",
+          "ops/s/conn | kbit/s | Errors | server CPU | loadgen CPU |\n";
+    print "|-----|-----------:|--------:|------:|------------:|",
+          "-----------:|-------:|-------:|-----------:|------------:|\n";
+    for my $r (@order) {
+        my $b = $best{$r};
+        if (!$b) { print "| $r | no valid probe | | | | | | | | |\n"; next; }
+        printf "| %s | %d | %.1f%% | %.1f | %.1f | %.2f | %.1f | %d | "
+             . "%d%% | %d%%%s |\n", $r, $b->[2], $b->[3], $b->[4], $b->[5],
+             $b->[1] ? $b->[4] / $b->[1] : 0, $b->[6], $b->[7], $b->[9],
+             $b->[10], $b->[10] >= 90 ? " (saturated)" : "";
+    }
+' "$results"
