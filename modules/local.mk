@@ -10,7 +10,14 @@ GN_MOD_LDFLAGS = -module -avoid-version -no-undefined \
 pkglib_LTLIBRARIES = \
     %reldir%/mod_example.la \
     %reldir%/mod_status.la \
-    %reldir%/mod_cgi.la
+    %reldir%/mod_cgi.la \
+    %reldir%/mod_specweb99.la
+
+%canon_reldir%_mod_specweb99_la_SOURCES = %reldir%/specweb99/mod_specweb99.c
+%canon_reldir%_mod_specweb99_la_CPPFLAGS = $(GN_MOD_CPPFLAGS)
+%canon_reldir%_mod_specweb99_la_CFLAGS = $(GN_MOD_CFLAGS)
+%canon_reldir%_mod_specweb99_la_LDFLAGS = $(GN_MOD_LDFLAGS)
+EXTRA_DIST += %reldir%/specweb99/specweb99.cgi
 
 %canon_reldir%_mod_cgi_la_SOURCES = %reldir%/cgi/mod_cgi.c
 %canon_reldir%_mod_cgi_la_CPPFLAGS = $(GN_MOD_CPPFLAGS)

@@ -15,6 +15,8 @@ AM_TESTS_ENVIRONMENT = \
     GN_CERTS='$(abs_top_builddir)/t/certs'; export GN_CERTS; \
     GN_MODDIR='$(abs_top_builddir)/modules/.libs'; export GN_MODDIR; \
     CC='$(CC)'; export CC; \
+    GN_SPECWEB99_TOOL='$(abs_top_builddir)/tools/gannet-specweb99'; \
+    export GN_SPECWEB99_TOOL; \
     GN_TMODDIR='$(abs_top_builddir)/t/modules/.libs'; export GN_TMODDIR; \
     GN_BUILDDIR='$(abs_top_builddir)'; \
     GN_SRCDIR='$(abs_top_srcdir)'; \
@@ -101,6 +103,7 @@ GN_INTEG_TESTS = \
     %reldir%/integ/55-privileges.t \
     %reldir%/integ/56-respawn-backoff.t \
     %reldir%/integ/60-gannetctl.t \
+    %reldir%/integ/70-specweb99.t \
     %reldir%/integ/71-specweb99-gen.t \
     %reldir%/integ/80-issue-3.t
 
