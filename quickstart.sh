@@ -84,14 +84,23 @@ children auto;
 error_log stderr notice;
 pid logs/gannet.pid;
 include mime.types;
+load_module $build/plain/modules/.libs/mod_status.so;
 
 server {
     listen 127.0.0.1:8080;
     root html;
     access_log logs/access.log combined;
+
+    # the scoreboard: /status, /status?format=json, ?format=prometheus
+    location = /status {
+        handler status;
+        allow 127.0.0.1;
+        deny all;
+    }
 }
 CONF
-    say "gannet on http://127.0.0.1:8080/ (Ctrl-C stops it; logs in $demo/logs)"
+    say "gannet on http://127.0.0.1:8080/ and its status page on /status"
+    say "(Ctrl-C stops it; logs in $demo/logs)"
     exec "$build/plain/core/gannet" -f -p "$demo/" -c "$demo/gannet.conf"
 }
 

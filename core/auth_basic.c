@@ -262,6 +262,12 @@ gn_auth_basic_hash_type(const gn_str_t *h, const char **why)
         return 0;
     }
 
+    /* the salts are not checked byte by byte, and the hash is used as a
+     * C string: a NUL in it would cut it short */
+    if (memchr(p, '\0', h->len) != NULL) {
+        return 0;
+    }
+
     if (h->len == 60 && p[0] == '$' && p[1] == '2'
         && (p[2] == 'y' || p[2] == 'b' || p[2] == 'a') && p[3] == '$'
         && p[4] >= '0' && p[4] <= '3' && p[5] >= '0' && p[5] <= '9'

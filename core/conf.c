@@ -536,6 +536,11 @@ gn_conf_read_quoted(gn_conf_t *cf)
         case ';': case '{': case '}':
             break;
 
+        case '\0':
+            /* "%c" of a NUL would cut the message before " in FILE:LINE" */
+            gn_conf_error(cf, "unexpected NUL byte");
+            return GN_ERROR;
+
         default:
             gn_conf_error(cf, "unexpected \"%c\"", *b->pos);
             return GN_ERROR;

@@ -21,7 +21,8 @@
  * interval's edges.  A slot conforms at >= 320 kbit/s.
  *
  * See bench/specweb99/README.md.  Not part of the server: it includes no
- * core/ header and never logs through the server's logger.
+ * core/ header (only api/gannet/types.h for the result codes) and never
+ * logs through the server's logger; its names are lg_* (load generator).
  */
 
 #define _GNU_SOURCE 1
@@ -49,6 +50,8 @@
 
 #include <gnutls/gnutls.h>
 
+#include "gannet/types.h"       /* GN_OK, GN_ERROR, GN_AGAIN, GN_DONE */
+
 
 #define LG_LINE_BPS         400000.0
 #define LG_CONFORM_BPS      320000.0
@@ -57,10 +60,6 @@
 #define LG_OP_TIMEOUT       30.0
 #define LG_DRAIN_TIMEOUT    20.0
 
-#define LG_OK               0
-#define LG_ERROR           -1
-#define LG_AGAIN           -2
-#define LG_DONE            -4
 
 #define LG_WRAP_HEAD                                                        \
     "<html>\n<head><title>SPECweb99 Dynamic GET & POST Test</title></head>" \
@@ -141,6 +140,7 @@ typedef struct {
 typedef struct lg_slot_s {
     int                 id;
     int                 fd;
+    int64_t             ep_events;  /* -1: not in the epoll set */
     lg_state_e          state;
     gnutls_session_t    tls;
     gnutls_datum_t      saved;
@@ -619,16 +619,20 @@ lg_timer_set(lg_slot_t *s, double when)
 
 /* ---- connections --------------------------------------------------------- */
 
+/* Level-triggered interest; an epoll_ctl() only when it changes. */
 static void
 lg_ep_set(lg_slot_t *s, uint32_t events)
 {
     struct epoll_event  ev;
 
+    if (s->ep_events == (int64_t) events) {
+        return;
+    }
     ev.events = events;
     ev.data.ptr = s;
-    if (epoll_ctl(lg_ep, EPOLL_CTL_MOD, s->fd, &ev) == -1) {
-        (void) epoll_ctl(lg_ep, EPOLL_CTL_ADD, s->fd, &ev);
-    }
+    (void) epoll_ctl(lg_ep, s->ep_events < 0 ? EPOLL_CTL_ADD : EPOLL_CTL_MOD,
+                     s->fd, &ev);
+    s->ep_events = events;
 }
 
 
@@ -656,20 +660,21 @@ lg_conn_open(lg_slot_t *s, double now)
                 0);
     if (fd == -1) {
         lg_slot_fail(s, LG_E_CONNECT, now, "socket(): %s", strerror(errno));
-        return LG_ERROR;
+        return GN_ERROR;
     }
     one = 1;
     (void) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     s->fd = fd;
+    s->ep_events = -1;
     lg_res.conns++;
     rc = connect(fd, (struct sockaddr *) &lg_addr, lg_addrlen);
     if (rc == -1 && errno != EINPROGRESS) {
         lg_slot_fail(s, LG_E_CONNECT, now, "connect(): %s", strerror(errno));
-        return LG_ERROR;
+        return GN_ERROR;
     }
     s->state = LG_S_CONNECTING;
     lg_ep_set(s, EPOLLOUT);
-    return LG_OK;
+    return GN_OK;
 }
 
 
@@ -681,7 +686,7 @@ lg_tls_start(lg_slot_t *s, double now)
     if (gnutls_init(&s->tls, GNUTLS_CLIENT | GNUTLS_NONBLOCK) != 0) {
         s->tls = NULL;
         lg_slot_fail(s, LG_E_TLS, now, "gnutls_init() failed");
-        return LG_ERROR;
+        return GN_ERROR;
     }
     gnutls_priority_set(s->tls, lg_prio);
     gnutls_credentials_set(s->tls, GNUTLS_CRD_CERTIFICATE, lg_cred);
@@ -699,7 +704,7 @@ lg_tls_start(lg_slot_t *s, double now)
         lg_res.tls_offered++;
     }
     s->state = LG_S_HANDSHAKE;
-    return LG_OK;
+    return GN_OK;
 }
 
 
@@ -712,18 +717,18 @@ lg_tls_handshake(lg_slot_t *s, double now)
     if (rc == GNUTLS_E_AGAIN || rc == GNUTLS_E_INTERRUPTED) {
         lg_ep_set(s, gnutls_record_get_direction(s->tls) ? EPOLLOUT
                                                          : EPOLLIN);
-        return LG_AGAIN;
+        return GN_AGAIN;
     }
     if (rc < 0) {
         lg_slot_fail(s, LG_E_TLS, now, "handshake: %s", gnutls_strerror(rc));
-        return LG_ERROR;
+        return GN_ERROR;
     }
     if (gnutls_session_is_resumed(s->tls)) {
         lg_res.tls_resumed++;
     } else {
         lg_res.tls_full++;
     }
-    return LG_OK;
+    return GN_OK;
 }
 
 
@@ -760,19 +765,19 @@ lg_io_send(lg_slot_t *s, const char *p, size_t n)
     if (s->tls != NULL) {
         rc = gnutls_record_send(s->tls, p, n);
         if (rc == GNUTLS_E_AGAIN || rc == GNUTLS_E_INTERRUPTED) {
-            return LG_AGAIN;
+            return GN_AGAIN;
         }
-        return rc < 0 ? LG_ERROR : rc;
+        return rc < 0 ? GN_ERROR : rc;
     }
     rc = send(s->fd, p, n, MSG_NOSIGNAL);
     if (rc == -1) {
-        return (errno == EAGAIN || errno == EINTR) ? LG_AGAIN : LG_ERROR;
+        return (errno == EAGAIN || errno == EINTR) ? GN_AGAIN : GN_ERROR;
     }
     return rc;
 }
 
 
-/* Returns bytes read, 0 at EOF, LG_AGAIN or LG_ERROR. */
+/* Returns bytes read, 0 at EOF, GN_AGAIN or GN_ERROR. */
 static ssize_t
 lg_io_recv(lg_slot_t *s, char *p, size_t n)
 {
@@ -781,16 +786,16 @@ lg_io_recv(lg_slot_t *s, char *p, size_t n)
     if (s->tls != NULL) {
         rc = gnutls_record_recv(s->tls, p, n);
         if (rc == GNUTLS_E_AGAIN || rc == GNUTLS_E_INTERRUPTED) {
-            return LG_AGAIN;
+            return GN_AGAIN;
         }
         if (rc == GNUTLS_E_PREMATURE_TERMINATION) {
             return 0;
         }
-        return rc < 0 ? LG_ERROR : rc;
+        return rc < 0 ? GN_ERROR : rc;
     }
     rc = recv(s->fd, p, n, 0);
     if (rc == -1) {
-        return (errno == EAGAIN || errno == EINTR) ? LG_AGAIN : LG_ERROR;
+        return (errno == EAGAIN || errno == EINTR) ? GN_AGAIN : GN_ERROR;
     }
     return rc;
 }
@@ -1138,7 +1143,7 @@ lg_parse_headers(lg_slot_t *s)
     const char  *v;
 
     if (strncmp(s->hdr, "HTTP/1.", 7) != 0 || s->hdr[8] != ' ') {
-        return LG_ERROR;
+        return GN_ERROR;
     }
     s->status = atoi(s->hdr + 9);
     if (s->hdr[7] == '0') {
@@ -1179,9 +1184,9 @@ lg_parse_headers(lg_slot_t *s)
         s->bstate = LG_B_COMPLETE;
     } else {
         /* no framing: HTTP/1.1 requires one for a keep-alive reply */
-        return LG_ERROR;
+        return GN_ERROR;
     }
-    return LG_OK;
+    return GN_OK;
 }
 
 
@@ -1194,7 +1199,7 @@ lg_body_sink(lg_slot_t *s, const char *p, size_t n)
     s->body_len += n;
     if (!lg_buffered(s)) {
         s->crc = lg_crc_update(s->crc, p, n);
-        return LG_OK;
+        return GN_OK;
     }
     if (s->buf_len + n + 1 > s->buf_cap) {
         cap = s->buf_cap ? s->buf_cap : 16384;
@@ -1203,7 +1208,7 @@ lg_body_sink(lg_slot_t *s, const char *p, size_t n)
         }
         nb = realloc(s->buf, cap);
         if (nb == NULL) {
-            return LG_ERROR;
+            return GN_ERROR;
         }
         s->buf = nb;
         s->buf_cap = cap;
@@ -1211,7 +1216,7 @@ lg_body_sink(lg_slot_t *s, const char *p, size_t n)
     memcpy(s->buf + s->buf_len, p, n);
     s->buf_len += n;
     s->buf[s->buf_len] = '\0';
-    return LG_OK;
+    return GN_OK;
 }
 
 
@@ -1226,19 +1231,19 @@ lg_chunk_line(lg_slot_t *s, const char **pp, const char *end)
             *pp = p + 1;
             s->line[s->line_len] = '\0';
             s->line_len = 0;
-            return LG_OK;
+            return GN_OK;
         }
         if (s->line_len + 1 >= sizeof(s->line)) {
-            return LG_ERROR;
+            return GN_ERROR;
         }
         s->line[s->line_len++] = *p;
     }
     *pp = p;
-    return LG_AGAIN;
+    return GN_AGAIN;
 }
 
 
-/* Feeds body bytes; returns LG_DONE at the end of the body. */
+/* Feeds body bytes; returns GN_DONE at the end of the body. */
 static int
 lg_body_feed(lg_slot_t *s, const char *p, size_t n)
 {
@@ -1254,8 +1259,8 @@ lg_body_feed(lg_slot_t *s, const char *p, size_t n)
         case LG_B_CHUNK_DATA:
             k = (size_t) (end - p) < s->remain ? (size_t) (end - p)
                                                : s->remain;
-            if (lg_body_sink(s, p, k) != LG_OK) {
-                return LG_ERROR;
+            if (lg_body_sink(s, p, k) != GN_OK) {
+                return GN_ERROR;
             }
             p += k;
             s->remain -= k;
@@ -1266,29 +1271,29 @@ lg_body_feed(lg_slot_t *s, const char *p, size_t n)
             break;
         case LG_B_CHUNK_SIZE:
             rc = lg_chunk_line(s, &p, end);
-            if (rc != LG_OK) {
-                return rc == LG_AGAIN ? LG_AGAIN : LG_ERROR;
+            if (rc != GN_OK) {
+                return rc == GN_AGAIN ? GN_AGAIN : GN_ERROR;
             }
             s->remain = strtoull(s->line, &e, 16);
             if (e == s->line) {
-                return LG_ERROR;
+                return GN_ERROR;
             }
             s->bstate = s->remain ? LG_B_CHUNK_DATA : LG_B_TRAILER;
             break;
         case LG_B_CHUNK_CRLF:
             rc = lg_chunk_line(s, &p, end);
-            if (rc != LG_OK) {
-                return rc == LG_AGAIN ? LG_AGAIN : LG_ERROR;
+            if (rc != GN_OK) {
+                return rc == GN_AGAIN ? GN_AGAIN : GN_ERROR;
             }
             if (s->line[0] != '\0' && strcmp(s->line, "\r") != 0) {
-                return LG_ERROR;
+                return GN_ERROR;
             }
             s->bstate = LG_B_CHUNK_SIZE;
             break;
         case LG_B_TRAILER:
             rc = lg_chunk_line(s, &p, end);
-            if (rc != LG_OK) {
-                return rc == LG_AGAIN ? LG_AGAIN : LG_ERROR;
+            if (rc != GN_OK) {
+                return rc == GN_AGAIN ? GN_AGAIN : GN_ERROR;
             }
             if (s->line[0] == '\0' || strcmp(s->line, "\r") == 0) {
                 s->bstate = LG_B_COMPLETE;
@@ -1296,14 +1301,14 @@ lg_body_feed(lg_slot_t *s, const char *p, size_t n)
             break;
         case LG_B_COMPLETE:
             if (p != end) {
-                return LG_ERROR;    /* we never pipeline */
+                return GN_ERROR;    /* we never pipeline */
             }
-            return LG_DONE;
+            return GN_DONE;
         default:
-            return LG_ERROR;
+            return GN_ERROR;
         }
     }
-    return LG_AGAIN;
+    return GN_AGAIN;
 }
 
 
@@ -1433,7 +1438,7 @@ lg_slot_send(lg_slot_t *s, double now)
 
     while (s->req_sent < s->req_len) {
         n = lg_io_send(s, s->req + s->req_sent, s->req_len - s->req_sent);
-        if (n == LG_AGAIN) {
+        if (n == GN_AGAIN) {
             lg_ep_set(s, EPOLLOUT);
             return;
         }
@@ -1469,7 +1474,7 @@ lg_slot_start_op(lg_slot_t *s, double now)
         }
         s->conn_reqs = 0;
         lg_build_request(s);
-        if (lg_conn_open(s, now) != LG_OK) {
+        if (lg_conn_open(s, now) != GN_OK) {
             return;
         }
         return;
@@ -1490,7 +1495,7 @@ lg_slot_read(lg_slot_t *s, double now)
 
     for ( ;; ) {
         n = lg_io_recv(s, b, sizeof(b));
-        if (n == LG_AGAIN) {
+        if (n == GN_AGAIN) {
             return;
         }
         if (n < 0) {
@@ -1535,19 +1540,24 @@ lg_slot_read(lg_slot_t *s, double now)
             used -= s->hdr_len - (eoh + 4 - s->hdr);
             eoh[2] = '\0';
             s->hdr_len = eoh + 4 - s->hdr;
-            if (lg_parse_headers(s) != LG_OK) {
+            if (lg_parse_headers(s) != GN_OK) {
                 lg_slot_fail(s, LG_E_FRAMING, now, "bad header block");
                 return;
             }
             s->state = LG_S_BODY;
         }
         rc = lg_body_feed(s, b + used, n - used);
-        if (rc == LG_ERROR) {
+        if (rc == GN_ERROR) {
             lg_slot_fail(s, LG_E_FRAMING, now, "bad body framing");
             return;
         }
-        if (rc == LG_DONE) {
+        if (rc == GN_DONE) {
             lg_slot_op_done(s, now);
+            return;
+        }
+        if ((size_t) n < sizeof(b) && s->tls == NULL) {
+            /* the socket is most likely empty: save the EAGAIN read,
+             * the level-triggered epoll reports what is left */
             return;
         }
     }
@@ -1571,7 +1581,7 @@ lg_slot_event(lg_slot_t *s, uint32_t ev, double now)
             return;
         }
         if (lg_conf.tls) {
-            if (lg_tls_start(s, now) != LG_OK) {
+            if (lg_tls_start(s, now) != GN_OK) {
                 return;
             }
         } else {
@@ -1581,7 +1591,7 @@ lg_slot_event(lg_slot_t *s, uint32_t ev, double now)
         }
         /* fall through */
     case LG_S_HANDSHAKE:
-        if (lg_tls_handshake(s, now) != LG_OK) {
+        if (lg_tls_handshake(s, now) != GN_OK) {
             return;
         }
         s->state = LG_S_SENDING;
@@ -1718,12 +1728,12 @@ lg_resolve(void)
     if (rc != 0) {
         fprintf(stderr, "gannet-specweb99-load: %s:%s: %s\n", lg_conf.host,
                 lg_conf.port, gai_strerror(rc));
-        return LG_ERROR;
+        return GN_ERROR;
     }
     memcpy(&lg_addr, res->ai_addr, res->ai_addrlen);
     lg_addrlen = res->ai_addrlen;
     freeaddrinfo(res);
-    return LG_OK;
+    return GN_OK;
 }
 
 
@@ -1839,7 +1849,7 @@ lg_run(int conns, lg_result_t *out)
         || lg_ep == -1)
     {
         fprintf(stderr, "gannet-specweb99-load: out of memory\n");
-        return LG_ERROR;
+        return GN_ERROR;
     }
     lg_zipf_cdf(lg_dir_cdf, lg_numdirs);
     lg_heap_n = 0;
@@ -1917,7 +1927,7 @@ lg_run(int conns, lg_result_t *out)
     lg_slots = NULL;
     lg_heap = NULL;
     lg_dir_cdf = NULL;
-    return LG_OK;
+    return GN_OK;
 }
 
 
@@ -2003,7 +2013,7 @@ lg_search(void)
     fflush(stdout);
     while (lo <= hi && !lg_interrupted) {
         mid = lo + (hi - lo) / 2;
-        if (lg_run(mid, &r) != LG_OK) {
+        if (lg_run(mid, &r) != GN_OK) {
             return 1;
         }
         printf("| %d | %d | %.1f%% | %.1f | %.1f | %.1f | %llu | %s |\n",
@@ -2099,7 +2109,7 @@ lg_options(int argc, char **argv)
         case 'v': lg_conf.verbose = 1; break;
         default:
             lg_usage();
-            return LG_ERROR;
+            return GN_ERROR;
         }
     }
     if (optind != argc || lg_conf.port == NULL || lg_conf.root == NULL
@@ -2108,9 +2118,9 @@ lg_options(int argc, char **argv)
         || lg_conf.resume_share > 100)
     {
         lg_usage();
-        return LG_ERROR;
+        return GN_ERROR;
     }
-    return LG_OK;
+    return GN_OK;
 }
 
 
@@ -2127,7 +2137,7 @@ lg_setup(void)
     if (lg_conf.dirs_on_disk <= 0) {
         fprintf(stderr, "gannet-specweb99-load: no file set under "
                 "%s/file_set\n", lg_conf.root);
-        return LG_ERROR;
+        return GN_ERROR;
     }
     lg_conf.users = lg_count_users();
     if (lg_conf.users <= 0 && !lg_conf.static_only) {
@@ -2145,7 +2155,7 @@ lg_setup(void)
     nfiles = (size_t) lg_conf.dirs_on_disk * 36;
     lg_files = malloc(nfiles * sizeof(lg_file_t));
     if (lg_files == NULL) {
-        return LG_ERROR;
+        return GN_ERROR;
     }
     for (i = 0; i < (int) nfiles; i++) {
         lg_files[i].size = -1;
@@ -2154,8 +2164,8 @@ lg_setup(void)
         rl.rlim_cur = rl.rlim_max;
         (void) setrlimit(RLIMIT_NOFILE, &rl);
     }
-    if (lg_resolve() != LG_OK) {
-        return LG_ERROR;
+    if (lg_resolve() != GN_OK) {
+        return GN_ERROR;
     }
     if (lg_conf.tls) {
         gnutls_global_init();
@@ -2164,13 +2174,13 @@ lg_setup(void)
         {
             fprintf(stderr, "gannet-specweb99-load: bad TLS priority "
                     "\"%s\"\n", lg_conf.priority);
-            return LG_ERROR;
+            return GN_ERROR;
         }
     }
     signal(SIGPIPE, SIG_IGN);
     signal(SIGINT, lg_on_signal);
     signal(SIGTERM, lg_on_signal);
-    return LG_OK;
+    return GN_OK;
 }
 
 
@@ -2179,7 +2189,7 @@ main(int argc, char **argv)
 {
     lg_result_t  r;
 
-    if (lg_options(argc, argv) != LG_OK || lg_setup() != LG_OK) {
+    if (lg_options(argc, argv) != GN_OK || lg_setup() != GN_OK) {
         return 2;
     }
     printf("gannet-specweb99-load: %s://%s:%s/, %s, ramp-up %.0f s, "
@@ -2196,7 +2206,7 @@ main(int argc, char **argv)
     if (lg_conf.search) {
         return lg_search();
     }
-    if (lg_run(lg_conf.conns, &r) != LG_OK) {
+    if (lg_run(lg_conf.conns, &r) != GN_OK) {
         return 1;
     }
     lg_report(lg_conf.conns, &r);

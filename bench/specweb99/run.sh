@@ -30,18 +30,21 @@
 # worker), the load generator (bench/specweb99/gannet-specweb99-load)
 # pinned to CPU 1.  Each run is a binary search for the largest N with
 # at least 95% conforming connections and at most 1% errors; each probe
-# is a full run (ramp-up, measurement, ramp-down).  Around each probe the
-# server's CPU time (utime+stime of its process tree) and the load
-# generator's are read: a probe where the load generator used ~100% of
-# CPU 1 measured the load generator, not the server.
+# is a full run (ramp-up, measurement, ramp-down).  Over each probe's
+# measurement interval the server's CPU time (utime+stime of its process
+# tree) and the load generator's are read: a probe where the load
+# generator used ~100% of CPU 1 measured the load generator, not the
+# server.
 #
 # Without modules/.libs/mod_specweb99.so the gannet runs are static-only
 # (and say so).  Without mod_cgi the CGI share goes to the module's URL.
 
+# shellcheck disable=SC2154
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
+# shellcheck source=../lib.sh disable=SC2154
 . "$top/bench/lib.sh"
 
 min=100
@@ -207,35 +210,40 @@ EOF
 # probe RUN SERVER N ARG...: one full load generator run; appends a row to
 # $results (run, N, conforming, percent, ops/s, response ms, kbit/s,
 # errors, valid, server CPU %, load generator CPU %) and returns 0 when
-# the probe is valid.
+# the probe is valid.  The CPU shares are sampled over the measurement
+# interval (after the ramp-up, for --time seconds).
 probe()
 {
-    local run=$1 srv=$2 n=$3 out t0 t1 w0 w1 lg v
+    local run=$1 srv=$2 n=$3 out lpid t0 t1 l0 l1 w0 w1 v
     shift 3
     out=$work/probe-$run-$n.out
+    taskset -c 1 "$loadgen" -h 127.0.0.1 -C "$root" -n "$n" \
+        --rampup "$rampup" --time "$duration" --rampdown "$rampdown" \
+        --seed "$seed" --cgi-url "$cgi_url" "$@" >"$out" 2>"$out.err" &
+    lpid=$!
+    sleep "$rampup"
     t0=$(tree_ticks "${pid[$srv]}")
+    l0=$(tree_ticks "$lpid")
     w0=$(date +%s.%N)
-    TIMEFORMAT='%U %S %R'
-    { time taskset -c 1 "$loadgen" -h 127.0.0.1 -C "$root" -n "$n" \
-          --rampup "$rampup" --time "$duration" --rampdown "$rampdown" \
-          --seed "$seed" --cgi-url "$cgi_url" "$@" >"$out" \
-          2>"$out.err"; } 2>"$out.time"
-    w1=$(date +%s.%N)
+    sleep "$duration"
     t1=$(tree_ticks "${pid[$srv]}")
-    lg=$(tail -n 1 "$out.time")
+    l1=$(tree_ticks "$lpid")
+    w1=$(date +%s.%N)
+    wait "$lpid"
     v=$(perl -e '
-        my ($f, $tck, $ticks, $wall, $u, $s, $r) = @ARGV; my %k;
+        my ($f, $tck, $ticks, $lticks, $wall) = @ARGV; my %k;
         open my $fh, "<", $f or die; while (<$fh>) {
             $k{$1} = $2 if /^([a-z_]+): (\S+)/; }
         exit 2 unless defined $k{conforming};
         my $ok = $k{percent_conforming} >= 95
                  && $k{errors} * 100 <= $k{ops_total} ? "yes" : "no";
+        $wall = 1 if $wall <= 0;
         printf "%d\t%.1f\t%.1f\t%.1f\t%.1f\t%d\t%s\t%.0f\t%.0f\n",
             $k{conforming}, $k{percent_conforming}, $k{ops_per_sec},
             $k{response_msec}, $k{kbit_per_sec}, $k{errors}, $ok,
-            100 * $ticks / $tck / $wall, $r > 0 ? 100 * ($u + $s) / $r : 0;
-        ' "$out" "$clk_tck" "$((t1 - t0))" \
-        "$(perl -e 'print $ARGV[1] - $ARGV[0]' "$w0" "$w1")" $lg) || {
+            100 * $ticks / $tck / $wall, 100 * $lticks / $tck / $wall;
+        ' "$out" "$clk_tck" "$((t1 - t0))" "$((l1 - l0))" \
+        "$(perl -e 'print $ARGV[1] - $ARGV[0]' "$w0" "$w1")") || {
         echo "$me: $run N=$n: the load generator failed:" >&2
         cat "$out.err" >&2
         return 1
@@ -277,11 +285,11 @@ for run in $runs; do
         start_"$srv" || exit 1
     fi
     case "$run" in
-    *-http)         args=(-p "$port_http") ;;
-    *-https)        args=(-p "$port_https" --tls --resume-share "$resume") ;;
-    *-static)       args=(-p "$port_http" --static-only) ;;
     *-static-https) args=(-p "$port_https" --tls --resume-share "$resume"
                           --static-only) ;;
+    *-static)       args=(-p "$port_http" --static-only) ;;
+    *-https)        args=(-p "$port_https" --tls --resume-share "$resume") ;;
+    *-http)         args=(-p "$port_http") ;;
     esac
     if [ "$full" = 0 ] && [ "$srv" = gannet ]; then
         case " ${args[*]} " in
@@ -298,7 +306,8 @@ echo
 echo "gannet: $("$gannet_bin" -v 2>&1 | head -n 1)"
 command -v nginx >/dev/null && echo "nginx: $(nginx -v 2>&1 | head -n 1)"
 echo "$(nproc) CPUs: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-)"
-echo "file set: $(ls "$root/file_set" | wc -l) directories;" \
+echo "file set: $(find "$root/file_set" -mindepth 1 -maxdepth 1 | wc -l)" \
+     "directories;" \
      "probes: ramp-up $rampup s, measurement $duration s, ramp-down" \
      "$rampdown s; server on CPU 0, load generator on CPU 1"
 [ "$full" = 0 ] && echo "NOTE: mod_specweb99 not built: gannet runs were" \
