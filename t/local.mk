@@ -105,6 +105,7 @@ GN_INTEG_TESTS = \
     %reldir%/integ/60-gannetctl.t \
     %reldir%/integ/70-specweb99.t \
     %reldir%/integ/71-specweb99-gen.t \
+    %reldir%/integ/72-specweb99-load.t \
     %reldir%/integ/80-issue-3.t
 
 # Test certificates (a CA, ECDSA and RSA server certificates), made at

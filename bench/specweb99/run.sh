@@ -209,12 +209,14 @@ EOF
 
 # probe RUN SERVER N ARG...: one full load generator run; appends a row to
 # $results (run, N, conforming, percent, ops/s, response ms, kbit/s,
-# errors, valid, server CPU %, load generator CPU %) and returns 0 when
-# the probe is valid.  The CPU shares are sampled over the measurement
-# interval (after the ramp-up, for --time seconds).
+# errors, valid, server CPU %, load generator CPU %, CPU 0 other %) and
+# returns 0 when the probe is valid.  The CPU shares are sampled over the
+# measurement interval (after the ramp-up, for --time seconds); "CPU 0
+# other" is the share of CPU 0 not used by the server (other processes,
+# interrupts): a noise marker, as in bench/static.sh.
 probe()
 {
-    local run=$1 srv=$2 n=$3 out lpid t0 t1 l0 l1 w0 w1 v
+    local run=$1 srv=$2 n=$3 out lpid t0 t1 l0 l1 w0 w1 c0 c1 v
     shift 3
     out=$work/probe-$run-$n.out
     taskset -c 1 "$loadgen" -h 127.0.0.1 -C "$root" -n "$n" \
@@ -222,6 +224,7 @@ probe()
         --seed "$seed" --cgi-url "$cgi_url" "$@" >"$out" 2>"$out.err" &
     lpid=$!
     sleep "$rampup"
+    c0=$(cpu0_busy)
     t0=$(tree_ticks "${pid[$srv]}")
     l0=$(tree_ticks "$lpid")
     w0=$(date +%s.%N)
@@ -229,6 +232,7 @@ probe()
     t1=$(tree_ticks "${pid[$srv]}")
     l1=$(tree_ticks "$lpid")
     w1=$(date +%s.%N)
+    c1=$(cpu0_busy)
     wait "$lpid"
     v=$(perl -e '
         my ($f, $tck, $ticks, $lticks, $wall) = @ARGV; my %k;
@@ -238,6 +242,7 @@ probe()
         my $ok = $k{percent_conforming} >= 95
                  && $k{errors} * 100 <= $k{ops_total} ? "yes" : "no";
         $wall = 1 if $wall <= 0;
+        $lticks = 0 if $lticks < 0;     # it exited before the sample
         printf "%d\t%.1f\t%.1f\t%.1f\t%.1f\t%d\t%s\t%.0f\t%.0f\n",
             $k{conforming}, $k{percent_conforming}, $k{ops_per_sec},
             $k{response_msec}, $k{kbit_per_sec}, $k{errors}, $ok,
@@ -248,6 +253,7 @@ probe()
         cat "$out.err" >&2
         return 1
     }
+    v="$v	$(cpu0_other "$c0" "$c1" "$((t1 - t0))")"
     printf '%s\t%s\t%s\n' "$run" "$n" "$v" >>"$results"
     printf '  %-20s N=%-6s %s\n' "$run" "$n" "$v" | tr '\t' ' ' >&2
     grep -q 'error (' "$out.err" && head -n 3 "$out.err" >&2
@@ -322,15 +328,18 @@ perl -e '
             && (!$best{$f[0]} || $f[1] > $best{$f[0]}[1]);
     }
     print "\n| run | Conforming | Percent | ops/s | Response ms | ",
-          "ops/s/conn | kbit/s | Errors | server CPU | loadgen CPU |\n";
+          "ops/s/conn | kbit/s | Errors | server CPU | loadgen CPU | ",
+          "CPU0 other |\n";
     print "|-----|-----------:|--------:|------:|------------:|",
-          "-----------:|-------:|-------:|-----------:|------------:|\n";
+          "-----------:|-------:|-------:|-----------:|------------:|",
+          "-----------:|\n";
     for my $r (@order) {
         my $b = $best{$r};
-        if (!$b) { print "| $r | no valid probe | | | | | | | | |\n"; next; }
+        if (!$b) { print "| $r | no valid probe |", " |" x 9, "\n"; next; }
         printf "| %s | %d | %.1f%% | %.1f | %.1f | %.2f | %.1f | %d | "
-             . "%d%% | %d%%%s |\n", $r, $b->[2], $b->[3], $b->[4], $b->[5],
-             $b->[1] ? $b->[4] / $b->[1] : 0, $b->[6], $b->[7], $b->[9],
-             $b->[10], $b->[10] >= 90 ? " (saturated)" : "";
+             . "%d%% | %d%%%s | %d%% |\n", $r, $b->[2], $b->[3], $b->[4],
+             $b->[5], $b->[1] ? $b->[4] / $b->[1] : 0, $b->[6], $b->[7],
+             $b->[9], $b->[10], $b->[10] >= 90 ? " (saturated)" : "",
+             $b->[11];
     }
 ' "$results"
