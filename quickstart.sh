@@ -4,8 +4,9 @@
 #   ./quickstart.sh serve   set up, build, and run gannet in the foreground
 #                           on a demo site at http://127.0.0.1:8080/
 #   ./quickstart.sh test    set up, build, and run the whole test suite:
-#                           a plain build, a sanitizer build (ASan+UBSan)
-#                           and `make distcheck`; ends with "N passed, N failed"
+#                           a plain build, a sanitizer build (ASan+UBSan),
+#                           `make distcheck` and each fuzzer for 10 s; ends
+#                           with "N passed, N failed"
 #
 # Set-up installs missing Debian packages when run as root, and otherwise
 # prints the apt-get line to run. Builds go to _build/ (VPATH), so the
@@ -22,7 +23,7 @@ die() { printf 'quickstart: %s\n' "$*" >&2; exit 1; }
 
 # Debian packages: the build, then what the tests talk to the server with.
 build_pkgs="autoconf automake libtool pkg-config make gcc libgnutls28-dev libpcre2-dev libcrypt-dev"
-test_pkgs="perl curl gnutls-bin openssl libio-socket-ssl-perl abigail-tools"
+test_pkgs="perl curl gnutls-bin openssl libio-socket-ssl-perl abigail-tools clang libclang-rt-14-dev"
 
 missing_pkgs() {
     for p in "$@"; do
@@ -147,8 +148,21 @@ test_all() {
         dc_fail=1
     fi
 
+    # every libFuzzer harness for a short, bounded time (clang)
+    say "fuzzing (t/fuzz/run.sh ${GN_FUZZ_SECONDS:-10})"
+    fz_pass=0 fz_fail=0
+    if (cd "$build/plain" && sh "$top/t/fuzz/run.sh" "${GN_FUZZ_SECONDS:-10}") \
+        >"$build/plain/fuzz.out" 2>&1
+    then
+        fz_pass=1
+        grep -E '^(fuzz_|[a-z_]+ +[0-9])' "$build/plain/fuzz.out" | tail -12
+    else
+        tail -40 "$build/plain/fuzz.out"
+        fz_fail=1
+    fi
+
     set -- $(totals "$build/plain/test-suite.log" "$build/asan/test-suite.log" 2>/dev/null || echo "0 1 0")
-    passed=$(( $1 + dc_pass )) failed=$(( $2 + dc_fail )) skipped=$3
+    passed=$(( $1 + dc_pass + fz_pass )) failed=$(( $2 + dc_fail + fz_fail )) skipped=$3
     [ -f "$build/plain/test-suite.log" ] || failed=$((failed + 1))
     [ -f "$build/asan/test-suite.log" ] || failed=$((failed + 1))
     echo

@@ -481,6 +481,19 @@ test_tokenizer(void)
        && strcmp(tcf.err, "unexpected NUL byte in t.conf:1") == 0,
        "NUL byte rejected");
 
+    /* fuzzing found it (t/fuzz/corpus/conf/quote-then-nul): a NUL right
+     * after a closing quote was printed with %c, cutting the message
+     * before its " in FILE:LINE" */
+    {
+        static const char  qnul[] = "\n\"\"\0\0\1\n";
+
+        t_setup();
+        ok(gn_conf_parse_string(&tcf, "t.conf", (const u_char *) qnul,
+                                sizeof(qnul) - 1) == GN_ERROR
+           && strcmp(tcf.err, "unexpected NUL byte in t.conf:2") == 0,
+           "NUL after a closing quote: a whole message (%s)", tcf.err);
+    }
+
     big = malloc(70000 + sizeof("echo ;"));
     if (big == NULL) {
         exit(1);

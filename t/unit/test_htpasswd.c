@@ -217,6 +217,19 @@ test_parse_refused(void)
         ok(parse(v[i].text, err) == NULL, "refused #%u", (unsigned) i);
         is_str(err, strlen(err), v[i].err, "message #%u", (unsigned) i);
     }
+
+    /* fuzzing found it (t/fuzz/corpus/htpasswd/nul-in-salt): a NUL in a
+     * salt was accepted, and the hash is later used as a C string */
+    {
+        static const char  nul[] = "u:$apr1$a\0b$R5ER3crMsjj/QVrkWpmKy1\n";
+
+        err[0] = '\0';
+        ok(gn_auth_basic_parse(pool, "/etc/htpasswd", (const u_char *) nul,
+                               sizeof(nul) - 1, err, 512) == NULL,
+           "a NUL inside a salt is refused");
+        is_str(err, strlen(err), "/etc/htpasswd:1: user \"u\": malformed or "
+               "unsupported password hash", "... with the usual message");
+    }
 }
 
 

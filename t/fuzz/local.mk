@@ -1,0 +1,95 @@
+# libFuzzer harnesses (issue 8). `make fuzz` builds %reldir%/fuzz_<name>
+# with clang, compiling the core sources each harness needs directly into
+# it (libgncore.la is built by $(CC) with other flags); %reldir%/run.sh
+# builds them and runs each on a copy of its seed corpus. Not part of
+# `make all` or `make check`: clang is needed only here.
+
+FUZZ_CC = clang
+FUZZ_CFLAGS = -fsanitize=fuzzer,address,undefined -g -O1 \
+    -I$(top_srcdir)/core -I$(top_srcdir)/api -I$(top_builddir) \
+    $(GNUTLS_CFLAGS) $(PCRE2_CFLAGS)
+FUZZ_LIBS = $(GNUTLS_LIBS) $(PCRE2_LIBS) $(LIBS) -lpthread
+
+FUZZ_PROGS = \
+    %reldir%/fuzz_http_head \
+    %reldir%/fuzz_chunked \
+    %reldir%/fuzz_path \
+    %reldir%/fuzz_conf \
+    %reldir%/fuzz_htpasswd \
+    %reldir%/fuzz_binlog \
+    %reldir%/fuzz_scache \
+    %reldir%/fuzz_regex
+
+FUZZ_HDRS = $(wildcard $(top_srcdir)/core/*.h $(top_srcdir)/api/gannet/*.h) \
+    $(top_builddir)/gn_auto_config.h
+FUZZ_HTTP_SRCS = $(top_srcdir)/core/http_parse.c $(top_srcdir)/core/str.c \
+    $(top_srcdir)/core/pool.c
+FUZZ_CONF_SRCS = $(top_srcdir)/core/conf.c $(top_srcdir)/core/str.c \
+    $(top_srcdir)/core/pool.c $(top_srcdir)/core/array.c
+FUZZ_REGEX_SRCS = $(top_srcdir)/core/regex.c $(top_srcdir)/core/str.c \
+    $(top_srcdir)/core/pool.c
+# auth_basic.c also holds the per-request check and the 401, which pull in
+# the request code: that harness links the whole core (minus main.c)
+FUZZ_CORE_SRCS = \
+    $(addprefix $(top_srcdir)/,$(filter %.c,$(core_libgncore_la_SOURCES)))
+
+fuzz: $(FUZZ_PROGS)
+
+%reldir%/fuzz_http_head: $(top_srcdir)/%reldir%/fuzz_http_head.c \
+    $(FUZZ_HTTP_SRCS) $(FUZZ_HDRS)
+	@$(MKDIR_P) %reldir%
+	$(AM_V_CCLD)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ \
+	    $(top_srcdir)/%reldir%/fuzz_http_head.c $(FUZZ_HTTP_SRCS)
+
+%reldir%/fuzz_chunked: $(top_srcdir)/%reldir%/fuzz_chunked.c \
+    $(FUZZ_HTTP_SRCS) $(FUZZ_HDRS)
+	@$(MKDIR_P) %reldir%
+	$(AM_V_CCLD)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ \
+	    $(top_srcdir)/%reldir%/fuzz_chunked.c $(FUZZ_HTTP_SRCS)
+
+%reldir%/fuzz_path: $(top_srcdir)/%reldir%/fuzz_path.c \
+    $(FUZZ_HTTP_SRCS) $(FUZZ_HDRS)
+	@$(MKDIR_P) %reldir%
+	$(AM_V_CCLD)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ \
+	    $(top_srcdir)/%reldir%/fuzz_path.c $(FUZZ_HTTP_SRCS)
+
+%reldir%/fuzz_conf: $(top_srcdir)/%reldir%/fuzz_conf.c \
+    $(FUZZ_CONF_SRCS) $(FUZZ_HDRS)
+	@$(MKDIR_P) %reldir%
+	$(AM_V_CCLD)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ \
+	    $(top_srcdir)/%reldir%/fuzz_conf.c $(FUZZ_CONF_SRCS)
+
+%reldir%/fuzz_htpasswd: $(top_srcdir)/%reldir%/fuzz_htpasswd.c \
+    $(FUZZ_CORE_SRCS) $(FUZZ_HDRS)
+	@$(MKDIR_P) %reldir%
+	$(AM_V_CCLD)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ \
+	    $(top_srcdir)/%reldir%/fuzz_htpasswd.c $(FUZZ_CORE_SRCS) \
+	    $(FUZZ_LIBS)
+
+%reldir%/fuzz_binlog: $(top_srcdir)/%reldir%/fuzz_binlog.c \
+    $(top_srcdir)/core/binlog.c $(FUZZ_HDRS)
+	@$(MKDIR_P) %reldir%
+	$(AM_V_CCLD)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ \
+	    $(top_srcdir)/%reldir%/fuzz_binlog.c $(top_srcdir)/core/binlog.c
+
+%reldir%/fuzz_scache: $(top_srcdir)/%reldir%/fuzz_scache.c \
+    $(top_srcdir)/core/tls_scache.c $(FUZZ_HDRS)
+	@$(MKDIR_P) %reldir%
+	$(AM_V_CCLD)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ \
+	    $(top_srcdir)/%reldir%/fuzz_scache.c \
+	    $(top_srcdir)/core/tls_scache.c -lpthread
+
+%reldir%/fuzz_regex: $(top_srcdir)/%reldir%/fuzz_regex.c \
+    $(FUZZ_REGEX_SRCS) $(FUZZ_HDRS)
+	@$(MKDIR_P) %reldir%
+	$(AM_V_CCLD)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ \
+	    $(top_srcdir)/%reldir%/fuzz_regex.c $(FUZZ_REGEX_SRCS) \
+	    $(PCRE2_LIBS)
+
+.PHONY: fuzz
+
+CLEANFILES += $(FUZZ_PROGS)
+EXTRA_DIST += %reldir%/run.sh %reldir%/corpus \
+    %reldir%/fuzz_http_head.c %reldir%/fuzz_chunked.c %reldir%/fuzz_path.c \
+    %reldir%/fuzz_conf.c %reldir%/fuzz_htpasswd.c %reldir%/fuzz_binlog.c \
+    %reldir%/fuzz_scache.c %reldir%/fuzz_regex.c
