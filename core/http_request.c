@@ -296,6 +296,18 @@ gn_http_reject(gn_conn_t *c, gn_uint_t status, const char *why)
 }
 
 
+/* The head limits of the listener's default server (the Host that
+ * picks another server is not known before the head is read). */
+static void
+gn_http_limits(gn_loc_conf_t *lc, gn_http_limits_t *lim)
+{
+    lim->max_line = lc->client_max_request_line;
+    lim->max_head = lc->client_max_header_size;
+    lim->max_headers = (size_t) lc->client_max_headers;
+    lim->max_field = lc->client_max_header_size;
+}
+
+
 static void
 gn_http_read(gn_conn_t *c)
 {
@@ -310,10 +322,7 @@ gn_http_read(gn_conn_t *c)
         return;
     }
 
-    lim.max_line = lc->client_max_request_line;
-    lim.max_head = lc->client_max_header_size;
-    lim.max_headers = (size_t) lc->client_max_headers;
-    lim.max_field = lc->client_max_header_size;
+    gn_http_limits(lc, &lim);
 
     for ( ;; ) {
 
@@ -613,10 +622,7 @@ gn_http_process(gn_conn_t *c, size_t head_len)
     c->body_left = 0;
     c->body_chunked = 0;
 
-    lim.max_line = lc->client_max_request_line;
-    lim.max_head = lc->client_max_header_size;
-    lim.max_headers = (size_t) lc->client_max_headers;
-    lim.max_field = lc->client_max_header_size;
+    gn_http_limits(lc, &lim);
 
     rc = gn_http_parse_head(&r->head, c->buf, head_len, &lim, scratch,
                             (size_t) lc->client_max_headers);

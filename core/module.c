@@ -608,20 +608,25 @@ gn_module_conf(gn_loc_conf_t *lc, const gn_module_t *desc)
 }
 
 
-gn_int_t
-gn_module_init_master(gn_cycle_t *cycle, gn_log_t *log)
+/* Runs one init hook of every module, in load order, with its main-level
+ * conf; the first failure stops it. */
+static gn_int_t
+gn_module_init(gn_cycle_t *cycle, gn_log_t *log, gn_uint_t child)
 {
-    gn_mod_t  **pm;
-    gn_uint_t   i;
+    gn_mod_t    **pm;
+    gn_init_pt    hook;
+    gn_uint_t     i;
 
     pm = cycle->modules.elts;
     for (i = 0; i < cycle->modules.nelts; i++) {
-        if (pm[i]->desc->init_master != NULL
-            && pm[i]->desc->init_master(&gn_api,
-                   gn_module_slot(cycle->main_loc, pm[i])->conf) != GN_OK)
+        hook = child ? pm[i]->desc->init_child : pm[i]->desc->init_master;
+        if (hook != NULL
+            && hook(&gn_api, gn_module_slot(cycle->main_loc, pm[i])->conf)
+               != GN_OK)
         {
-            gn_log_error(GN_LOG_EMERG, log, 0, "module \"%s\": init_master "
-                         "failed", pm[i]->desc->name);
+            gn_log_error(GN_LOG_EMERG, log, 0, "module \"%s\": %s failed",
+                         pm[i]->desc->name,
+                         child ? "init_child" : "init_master");
             return GN_ERROR;
         }
     }
@@ -631,24 +636,16 @@ gn_module_init_master(gn_cycle_t *cycle, gn_log_t *log)
 
 
 gn_int_t
+gn_module_init_master(gn_cycle_t *cycle, gn_log_t *log)
+{
+    return gn_module_init(cycle, log, 0);
+}
+
+
+gn_int_t
 gn_module_init_child(gn_cycle_t *cycle)
 {
-    gn_mod_t  **pm;
-    gn_uint_t   i;
-
-    pm = cycle->modules.elts;
-    for (i = 0; i < cycle->modules.nelts; i++) {
-        if (pm[i]->desc->init_child != NULL
-            && pm[i]->desc->init_child(&gn_api,
-                   gn_module_slot(cycle->main_loc, pm[i])->conf) != GN_OK)
-        {
-            gn_log_error(GN_LOG_EMERG, &cycle->log, 0, "module \"%s\": "
-                         "init_child failed", pm[i]->desc->name);
-            return GN_ERROR;
-        }
-    }
-
-    return GN_OK;
+    return gn_module_init(cycle, &cycle->log, 1);
 }
 
 
