@@ -261,7 +261,6 @@ gn_conn_accept_one(gn_accept_t *a, int fd, struct sockaddr_storage *sa,
     socklen_t salen)
 {
     gn_conn_t  *c;
-    int         on;
 
     c = gn_conn_get();
     if (c == NULL) {
@@ -282,8 +281,16 @@ gn_conn_accept_one(gn_accept_t *a, int fd, struct sockaddr_storage *sa,
     c->log.handler = gn_conn_log_context;
     c->log.data = c;
 
-    on = 1;
-    (void) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
+    /*
+     * TCP_NODELAY is set when it matters (nginx does the same): at once
+     * for TLS, whose handshake flights must not wait for an ACK, and
+     * otherwise before the first response that leaves the connection
+     * open (gn_conn_nodelay). A response followed by close() is pushed
+     * out by the FIN, so one-request connections save the syscall.
+     */
+    if (a->ls->tls) {
+        gn_conn_nodelay(c);
+    }
 
     if (gn_event_add(&c->io, GN_EV_IN | GN_EV_OUT | GN_EV_RDHUP | GN_EV_ET)
         != GN_OK)
@@ -459,6 +466,21 @@ gn_conn_event_handler(gn_io_t *io, uint32_t events)
 
 
 void
+gn_conn_nodelay(gn_conn_t *c)
+{
+    int  on;
+
+    if (c->nodelay) {
+        return;
+    }
+
+    on = 1;
+    (void) setsockopt(c->io.fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
+    c->nodelay = 1;
+}
+
+
+void
 gn_conn_close(gn_conn_t *c)
 {
     gn_conn_pool_put(c);
@@ -603,6 +625,17 @@ gn_conn_plain_recv(gn_conn_t *c, u_char *buf, size_t len)
     do {
         n = recv(c->io.fd, buf, len, 0);
     } while (n == -1 && errno == EINTR);
+
+    /*
+     * A short read drained the socket: with edge-triggered epoll the next
+     * byte to arrive brings a new event, so the extra recv() that would
+     * only return EAGAIN is skipped (one syscall per keep-alive request).
+     * Not when the peer's FIN was reported (hup): the 0 that ends the
+     * connection has to be read without waiting for another event.
+     */
+    if (n > 0 && (size_t) n < len && !c->hup) {
+        c->read_ready = 0;
+    }
 
     if (n >= 0) {
         return n;

@@ -77,6 +77,7 @@ struct gn_conn_s {
     unsigned                 close:1;
     unsigned                 linger:1;
     unsigned                 hup:1;        /* peer closed or error */
+    unsigned                 nodelay:1;    /* TCP_NODELAY is set */
 
     gn_conn_t               *prev;         /* open connections */
     gn_conn_t               *next;         /* (or the free list) */
@@ -116,5 +117,9 @@ void gn_conn_pool_put(gn_conn_t *c);
 /* Head buffers: a free list, so an idle connection holds none. */
 u_char *gn_conn_buf_get(gn_conn_t *c);
 void gn_conn_buf_put(gn_conn_t *c);
+
+/* Sets TCP_NODELAY once: before a response that stays on a kept-alive or
+ * streamed connection (see gn_conn_accept_one for why not at accept). */
+void gn_conn_nodelay(gn_conn_t *c);
 
 #endif /* GN_CORE_CONN_H_INCLUDED */

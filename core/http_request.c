@@ -257,6 +257,10 @@ gn_http_respond(gn_conn_t *c)
         c->close = 1;
     }
 
+    if (r->keepalive || r->streaming) {
+        gn_conn_nodelay(c);       /* small writes must not wait for ACKs */
+    }
+
     if (gn_http_response_head(r) != GN_OK) {
         gn_conn_close(c);
         return;
@@ -727,7 +731,14 @@ gn_http_send_mem(gn_conn_t *c, gn_http_request_t *r)
         n++;
     }
 
-    sent = c->ops->writev(c, iov, (int) n, i < r->nsegs);
+    /*
+     * MSG_MORE only when more memory follows (the buffered file path):
+     * before a sendfile() segment it cost 40-60% more server CPU on a
+     * 100 KiB response (bench/RESULTS.md, "MSG_MORE before sendfile").
+     */
+    sent = c->ops->writev(c, iov, (int) n,
+                          i < r->nsegs
+                          && (r->segs[i].fd == -1 || !r->loc->sendfile));
     if (sent <= 0) {
         return sent;
     }
