@@ -562,6 +562,11 @@ gn_cycle_listen(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
             continue;
         }
 
+        if (gn_str_eq(&value[i], "deferred")) {
+            lo->deferred = 1;
+            continue;
+        }
+
         if (value[i].len > 8 && memcmp(value[i].data, "backlog=", 8) == 0) {
             v.data = value[i].data + 8;
             v.len = value[i].len - 8;
@@ -575,8 +580,9 @@ gn_cycle_listen(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
         }
 
         gn_conf_error(cf, "invalid parameter \"%.*s\" in \"listen\" "
-                      "directive, expected \"tls\", \"default_server\" "
-                      "or \"backlog=N\"", GN_STR_ARG(&value[i]));
+                      "directive, expected \"tls\", \"default_server\", "
+                      "\"deferred\" or \"backlog=N\"",
+                      GN_STR_ARG(&value[i]));
         return GN_CONF_ERROR;
     }
 

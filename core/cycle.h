@@ -108,6 +108,7 @@ typedef struct {
     gn_int_t                 backlog;
     gn_uint_t                default_server;
     gn_uint_t                tls;
+    gn_uint_t                deferred;   /* TCP_DEFER_ACCEPT */
     gn_str_t                 text;       /* "127.0.0.1:8080" */
 } gn_listen_opt_t;
 
@@ -134,6 +135,7 @@ struct gn_listen_s {
     gn_str_t                 text;
     int                      fd;
     gn_int_t                 backlog;
+    gn_uint_t                deferred;      /* TCP_DEFER_ACCEPT */
     gn_array_t               servers;       /* of gn_srv_conf_t * */
     gn_srv_conf_t           *default_srv;
     gn_uint_t                tls;

@@ -79,6 +79,7 @@ GN_INTEG_TESTS = \
     %reldir%/integ/13-http-static.t \
     %reldir%/integ/14-http-paths.t \
     %reldir%/integ/15-http-limits.t \
+    %reldir%/integ/16-listen-deferred.t \
     %reldir%/integ/20-tls-basic.t \
     %reldir%/integ/21-tls-sni.t \
     %reldir%/integ/22-tls-session-cache.t \
