@@ -659,10 +659,17 @@ gn_api_child_slot(void)
 }
 
 
+/* What modules may show of the server: the version only with
+ * `server_tokens on` at the top level (a request's own setting is in
+ * the SERVER_SOFTWARE variable). */
 static const char *
 gn_api_server_version(void)
 {
-    return "gannet/" PACKAGE_VERSION;
+    if (gn_cycle != NULL && gn_cycle->main_loc->server_tokens == 1) {
+        return "gannet/" PACKAGE_VERSION;
+    }
+
+    return "gannet";
 }
 
 

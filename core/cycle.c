@@ -307,7 +307,7 @@ gn_loc_conf_merge(gn_conf_t *cf, gn_loc_conf_t *lc, gn_loc_conf_t *prev)
     gn_conf_merge_size_value(lc->client_max_body_size,
                              prev->client_max_body_size, 1024 * 1024);
     gn_conf_merge_value(lc->sendfile, prev->sendfile, 1);
-    gn_conf_merge_value(lc->server_tokens, prev->server_tokens, 1);
+    gn_conf_merge_value(lc->server_tokens, prev->server_tokens, 0);
     gn_conf_merge_value(lc->etag, prev->etag, 1);
     gn_conf_merge_value(lc->last_modified, prev->last_modified, 1);
     gn_conf_merge_value(lc->max_ranges, prev->max_ranges, 16);

@@ -284,7 +284,9 @@ struct gn_api_s {
 
     /* -- 1.0: information about the running server. ---------------------- */
     int         (*child_slot)(void);      /* -1 in the master */
-    const char *(*server_version)(void);  /* "gannet/1.2.3" */
+    /* "gannet/1.2.3" with `server_tokens on` at the top level, else
+     * "gannet" (since 0.1: the version is not revealed by default) */
+    const char *(*server_version)(void);
     /* Scoreboard slots are 0 .. max_slots() - 1; child_stats returns 1
      * and fills *out for a slot holding a live child, 0 otherwise. */
     int         (*max_slots)(void);

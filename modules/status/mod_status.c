@@ -135,6 +135,7 @@ typedef struct {
     uint64_t             interval;     /* ms; 0: no history */
     gn_status_sample_t   hist[GN_STATUS_SAMPLES];
     int                  nhist;
+    char                 version[64];  /* SERVER_SOFTWARE: server_tokens */
 } gn_status_snap_t;
 
 
@@ -716,7 +717,7 @@ gn_status_json(const gn_api_t *api, gn_status_out_t *o, gn_status_snap_t *s)
     int                  i;
 
     gn_status_printf(o, "{\"version\":");
-    gn_status_json_str(o, api->server_version());
+    gn_status_json_str(o, s->version);
     gn_status_printf(o, ",\"module_version\":\"" GN_STATUS_VERSION "\","
         "\"time\":%" PRIu64 ",\"started\":%" PRIu64 ",\"uptime\":%" PRIu64
         ",\"master_pid\":%" PRId64 ",\"generation\":%" PRIu64
@@ -885,7 +886,7 @@ gn_status_prom(const gn_api_t *api, gn_status_out_t *o, gn_status_snap_t *s)
     gn_status_prom_head(o, "gannet_info", "gauge",
                         "Server version, as a label.");
     gn_status_printf(o, "gannet_info{version=\"");
-    gn_status_prom_str(o, api->server_version());
+    gn_status_prom_str(o, s->version);
     gn_status_printf(o, "\",module_version=\"" GN_STATUS_VERSION "\"} 1\n");
 
     gn_status_prom_head(o, "gannet_start_time_seconds", "gauge",
@@ -1087,7 +1088,7 @@ gn_status_html_head(const gn_api_t *api, gn_status_out_t *o,
                          (conf->refresh + 999) / 1000);
     }
     gn_status_printf(o, "<style>%s</style></head><body>\n<h1>", gn_status_css);
-    gn_status_html_str(o, api->server_version());
+    gn_status_html_str(o, s->version);
     gn_status_printf(o, "</h1>\n<p>master pid %" PRId64 ", generation %"
                      PRIu64 ", up ", sv->master_pid, sv->generation);
     gn_status_html_age(o, gn_status_age(s->now, sv->started));
@@ -1218,7 +1219,8 @@ static int
 gn_status_snapshot(const gn_api_t *api, gn_request_t *r,
     gn_status_snap_t *s)
 {
-    int  max;
+    gn_str_t  v;
+    int       max;
 
     memset(s, 0, sizeof(gn_status_snap_t));
     s->now = (uint64_t) time(NULL);
@@ -1241,6 +1243,13 @@ gn_status_snapshot(const gn_api_t *api, gn_request_t *r,
     }
 
     s->nhist = gn_status_history(s->hist);
+
+    /* the version only where server_tokens is on for this request */
+    v = api->variable(r, "SERVER_SOFTWARE");
+    snprintf(s->version, sizeof(s->version), "%.*s",
+             (int) (v.len < sizeof(s->version) ? v.len
+                                               : sizeof(s->version) - 1),
+             v.len ? (const char *) v.data : "gannet");
     return GN_OK;
 }
 

@@ -30,6 +30,7 @@ default_type application/x-test-default;
 
 server {
     listen 127.0.0.1:%%PORT_0%%;
+    server_tokens on;
     root html;
     index a.html b.html;
     file_cache_valid 1s;
@@ -58,7 +59,6 @@ server {
 server {
     listen 127.0.0.1:%%PORT_1%%;
     root html;
-    server_tokens off;
 }
 EOF_CONF
 
@@ -484,7 +484,8 @@ is($r->{status}, 404, 'error_page naming a missing page: still 404');
 }
 
 $r = $t->http_get('/small.txt', port => $t->port(1));
-is($r->{headers}{server}, 'gannet', 'server_tokens off: "Server: gannet"');
+is($r->{headers}{server}, 'gannet',
+   'server_tokens off (the default): "Server: gannet"');
 $r = $t->http_get('/missing.html', port => $t->port(1));
 is($r->{status}, 404, 'server_tokens off: 404');
 is($r->{headers}{server}, 'gannet', 'server_tokens off: Server on errors');
