@@ -24,6 +24,7 @@
 #include "module.h"
 #include "api.h"
 #include "regex.h"
+#include "caps.h"
 
 
 
@@ -77,40 +78,145 @@ gn_child_signals(sigset_t *wait_mask)
 
 
 static void
-gn_child_drop_privileges(gn_cycle_t *cycle)
+gn_child_fail(gn_cycle_t *cycle, int err, const char *what)
+{
+    gn_log_error(GN_LOG_EMERG, &cycle->log, err, "%s", what);
+    exit(2);
+}
+
+
+/*
+ * `chroot DIR`: the child sees only DIR from now on. The configuration
+ * keeps real paths; the document roots (checked to lie in DIR) are
+ * translated first. What the master opened (logs, listening sockets,
+ * keys) stays open across it.
+ */
+static void
+gn_child_chroot(gn_cycle_t *cycle)
+{
+    gn_str_t  *dir = &cycle->main->chroot;
+    char       msg[PATH_MAX + 64];
+
+    tzset();                          /* /etc/localtime, while visible */
+    gn_cycle_chroot_paths(cycle);
+
+    /* NUL-terminated: the configuration made a copy */
+    if (chdir((char *) dir->data) == -1) {
+        snprintf(msg, sizeof(msg), "chdir(\"%.*s\") failed",
+                 GN_STR_ARG(dir));
+        gn_child_fail(cycle, errno, msg);
+    }
+
+    if (chroot((char *) dir->data) == -1) {
+        snprintf(msg, sizeof(msg), "chroot(\"%.*s\") failed",
+                 GN_STR_ARG(dir));
+        gn_child_fail(cycle, errno, msg);
+    }
+
+    if (chdir("/") == -1) {
+        gn_child_fail(cycle, errno, "chdir(\"/\") after chroot failed");
+    }
+}
+
+
+/* Root only: the user's groups, the chroot (needs CAP_SYS_CHROOT, so
+ * before the uid changes), then gid and uid. */
+static void
+gn_child_switch_user(gn_cycle_t *cycle)
 {
     gn_main_conf_t  *mc = cycle->main;
-    char             user[256];
-
-    if (geteuid() != 0) {
-        return;
-    }
+    char             user[256], msg[PATH_MAX + 64];
 
     snprintf(user, sizeof(user), "%.*s", GN_STR_ARG(&mc->user));
 
     if (setgid(mc->gid) == -1) {
-        gn_log_error(GN_LOG_EMERG, &cycle->log, errno, "setgid(%d) failed",
-                     (int) mc->gid);
-        exit(2);
+        snprintf(msg, sizeof(msg), "setgid(%d) failed", (int) mc->gid);
+        gn_child_fail(cycle, errno, msg);
     }
 
+    /* reads /etc/group: before the chroot */
     if (initgroups(user, mc->gid) == -1) {
-        gn_log_error(GN_LOG_EMERG, &cycle->log, errno,
-                     "initgroups(%s, %d) failed", user, (int) mc->gid);
-        exit(2);
+        snprintf(msg, sizeof(msg), "initgroups(%s, %d) failed", user,
+                 (int) mc->gid);
+        gn_child_fail(cycle, errno, msg);
+    }
+
+    if (mc->chroot.len != 0) {
+        gn_child_chroot(cycle);
     }
 
     if (setuid(mc->uid) == -1) {
-        gn_log_error(GN_LOG_EMERG, &cycle->log, errno, "setuid(%d) failed",
-                     (int) mc->uid);
+        snprintf(msg, sizeof(msg), "setuid(%d) failed", (int) mc->uid);
+        gn_child_fail(cycle, errno, msg);
+    }
+}
+
+
+/*
+ * After the switch: no capability left in any set, no_new_privs on (a
+ * CGI or anything else executed cannot gain privileges through setuid
+ * bits or file capabilities), and every way back to root refused. A
+ * child that finds otherwise does not serve.
+ */
+static void
+gn_child_verify_privileges(gn_cycle_t *cycle)
+{
+    gn_main_conf_t  *mc = cycle->main;
+    gn_caps_t        caps;
+    const char      *failed;
+
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1) {
+        gn_child_fail(cycle, errno, "prctl(PR_SET_NO_NEW_PRIVS) failed");
+    }
+
+    /* a child keeps no capability, even with `user root` or file
+     * capabilities on the binary */
+    if (gn_caps_restrict(0, &failed) != GN_OK) {
+        gn_log_error(GN_LOG_EMERG, &cycle->log, errno, "%s failed", failed);
         exit(2);
     }
 
-    if (mc->uid != 0 && setuid(0) != -1) {
-        gn_log_error(GN_LOG_EMERG, &cycle->log, 0,
-                     "could regain root after dropping privileges");
+    if (gn_caps_get(&caps) != GN_OK) {
+        gn_child_fail(cycle, errno, "capget() failed");
+    }
+
+    if (caps.effective || caps.permitted || caps.ambient) {
+        gn_log_error(GN_LOG_EMERG, &cycle->log, 0, "capabilities left after "
+                     "dropping privileges: effective %llx, permitted %llx, "
+                     "ambient %llx", (unsigned long long) caps.effective,
+                     (unsigned long long) caps.permitted,
+                     (unsigned long long) caps.ambient);
         exit(2);
     }
+
+    if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1) {
+        gn_child_fail(cycle, 0, "no_new_privs is not set");
+    }
+
+    if (getuid() != 0 && geteuid() != 0) {
+        if (setuid(0) != -1 || seteuid(0) != -1) {
+            gn_child_fail(cycle, 0, "could regain uid 0 after dropping "
+                          "privileges");
+        }
+    }
+
+    if (getgid() != 0 && getegid() != 0 && mc->gid != 0) {
+        if (setgid(0) != -1 || setegid(0) != -1) {
+            gn_child_fail(cycle, 0, "could regain gid 0 after dropping "
+                          "privileges");
+        }
+    }
+}
+
+
+static void
+gn_child_drop_privileges(gn_cycle_t *cycle)
+{
+    if (geteuid() == 0) {
+        gn_child_switch_user(cycle);
+    }
+
+    gn_child_verify_privileges(cycle);
 
 #ifdef HAVE_PRCTL
     /* allow core dumps of a child that crashes, for debugging */

@@ -41,6 +41,8 @@ static char *gn_cycle_types(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
     void *conf);
 static char *gn_cycle_error_page(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
     void *conf);
+static char *gn_cycle_chroot(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
+    void *conf);
 static char *gn_cycle_tls_file(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
     void *conf);
 static char *gn_cycle_tls_protocols(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
@@ -61,6 +63,8 @@ static const gn_conf_cmd_t  gn_cycle_commands[] = {
       gn_cycle_user, GN_CONF_MAIN_CONF, 0, NULL },
     { gn_string("pid"), GN_CONF_MAIN | GN_CONF_TAKE1,
       gn_conf_set_path_slot, GN_CONF_MAIN_CONF, gn_main_offset(pid), NULL },
+    { gn_string("chroot"), GN_CONF_MAIN | GN_CONF_TAKE1,
+      gn_cycle_chroot, GN_CONF_MAIN_CONF, gn_main_offset(chroot), NULL },
     { gn_string("error_log"), GN_CONF_MAIN | GN_CONF_SRV | GN_CONF_TAKE12,
       gn_errlog_directive, GN_CONF_MAIN_CONF, 0, NULL },
     { gn_string("shutdown_timeout"), GN_CONF_MAIN | GN_CONF_TAKE1,
@@ -149,6 +153,9 @@ static const gn_conf_cmd_t  gn_cycle_commands[] = {
     { gn_string("symlinks_outside_root"), GN_ALL | GN_CONF_FLAG,
       gn_conf_set_flag_slot, GN_CONF_LOC_CONF,
       gn_loc_offset(symlinks_outside_root), NULL },
+    { gn_string("private_files"), GN_ALL | GN_CONF_FLAG,
+      gn_conf_set_flag_slot, GN_CONF_LOC_CONF, gn_loc_offset(private_files),
+      NULL },
     { gn_string("error_page"), GN_CONF_SRV | GN_CONF_LOC | GN_CONF_2MORE,
       gn_cycle_error_page, GN_CONF_LOC_CONF, 0, NULL },
 
@@ -209,6 +216,7 @@ gn_loc_conf_init(gn_loc_conf_t *lc)
     lc->file_cache_valid = GN_CONF_UNSET_MSEC;
     lc->file_cache_entries = GN_CONF_UNSET;
     lc->symlinks_outside_root = GN_CONF_UNSET;
+    lc->private_files = GN_CONF_UNSET;
     lc->tls_protocols = GN_CONF_UNSET_UINT;
     lc->tls_session_tickets = GN_CONF_UNSET;
 }
@@ -262,6 +270,8 @@ gn_loc_conf_merge(gn_conf_t *cf, gn_loc_conf_t *lc, gn_loc_conf_t *prev)
 
     if (lc->root.data == NULL) {
         lc->root = prev->root;
+        lc->root_file = prev->root_file;
+        lc->root_line = prev->root_line;
     }
 
     if (lc->index == NULL) {
@@ -320,6 +330,7 @@ gn_loc_conf_merge(gn_conf_t *cf, gn_loc_conf_t *lc, gn_loc_conf_t *prev)
                         1024);
     gn_conf_merge_value(lc->symlinks_outside_root,
                         prev->symlinks_outside_root, 0);
+    gn_conf_merge_value(lc->private_files, prev->private_files, 0);
 
     if (lc->error_pages == NULL) {
         lc->error_pages = prev->error_pages;
@@ -640,6 +651,46 @@ gn_cycle_root(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
         return "failed (out of memory)";
     }
 
+    lc->root_file = cf->file->name;
+    lc->root_line = cf->file->line;
+
+    return GN_CONF_OK;
+}
+
+
+static char *
+gn_cycle_chroot(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
+{
+    gn_main_conf_t  *mc = conf;
+    gn_str_t        *value = cf->args->elts;
+    struct stat      st;
+
+    if (mc->chroot.data != NULL) {
+        return "is duplicate";
+    }
+
+    mc->chroot = value[1];
+    while (mc->chroot.len > 1
+           && mc->chroot.data[mc->chroot.len - 1] == '/')
+    {
+        mc->chroot.len--;
+    }
+
+    if (gn_conf_full_name(cf, &mc->chroot, 0) != GN_OK) {
+        return "failed (out of memory)";
+    }
+
+    if (stat((char *) mc->chroot.data, &st) == -1 || !S_ISDIR(st.st_mode)) {
+        gn_conf_error(cf, "\"chroot\" directory \"%.*s\" does not exist "
+                      "or is not a directory", GN_STR_ARG(&mc->chroot));
+        return GN_CONF_ERROR;
+    }
+
+    if (mc->chroot.len == 1) {
+        gn_conf_error(cf, "\"chroot /\" changes nothing; remove it");
+        return GN_CONF_ERROR;
+    }
+
     return GN_CONF_OK;
 }
 
@@ -947,6 +998,146 @@ gn_cycle_merge_servers(gn_conf_t *cf, gn_cycle_t *cycle)
 }
 
 
+/* Is `path` (absolute) `dir` or below it, with no ".." to climb out? */
+static gn_uint_t
+gn_cycle_path_inside(const gn_str_t *path, const gn_str_t *dir)
+{
+    size_t  i;
+
+    if (path->len < dir->len
+        || memcmp(path->data, dir->data, dir->len) != 0
+        || (path->len > dir->len && path->data[dir->len] != '/'))
+    {
+        return 0;
+    }
+
+    for (i = dir->len; i + 2 < path->len; i++) {
+        if (path->data[i] == '/' && path->data[i + 1] == '.'
+            && path->data[i + 2] == '.'
+            && (i + 3 == path->len || path->data[i + 3] == '/'))
+        {
+            return 0;
+        }
+    }
+
+    return 1;
+}
+
+
+static gn_int_t
+gn_cycle_check_root(gn_cycle_t *cycle, gn_srv_conf_t *sc, gn_loc_conf_t *lc,
+    char *err, size_t errlen)
+{
+    gn_str_t  *dir = &cycle->main->chroot;
+
+    if (gn_cycle_path_inside(&lc->root, dir)) {
+        return GN_OK;
+    }
+
+    if (lc->root_file.data != NULL) {
+        snprintf(err, errlen, "root \"%.*s\" is outside the chroot "
+                 "directory \"%.*s\" in %.*s:%u", GN_STR_ARG(&lc->root),
+                 GN_STR_ARG(dir), GN_STR_ARG(&lc->root_file),
+                 (unsigned) lc->root_line);
+    } else {
+        snprintf(err, errlen, "root \"%.*s\" (the default: no \"root\" "
+                 "is set) is outside the chroot directory \"%.*s\" for "
+                 "the server in %.*s:%u", GN_STR_ARG(&lc->root),
+                 GN_STR_ARG(dir), GN_STR_ARG(&sc->file), (unsigned) sc->line);
+    }
+
+    return GN_ERROR;
+}
+
+
+/* With `chroot`, every document root a child serves from must lie in
+ * the chroot directory: the child sees nothing else. */
+static gn_int_t
+gn_cycle_check_chroot(gn_cycle_t *cycle, char *err, size_t errlen)
+{
+    gn_srv_conf_t  **psc;
+    gn_loc_conf_t  **plc;
+    gn_uint_t        i, j;
+
+    if (cycle->main->chroot.len == 0) {
+        return GN_OK;
+    }
+
+    psc = cycle->main->servers.elts;
+    for (i = 0; i < cycle->main->servers.nelts; i++) {
+        if (gn_cycle_check_root(cycle, psc[i], psc[i]->loc, err, errlen)
+            != GN_OK)
+        {
+            return GN_ERROR;
+        }
+
+        plc = psc[i]->locations.elts;
+        for (j = 0; j < psc[i]->locations.nelts; j++) {
+            if (gn_cycle_check_root(cycle, psc[i], plc[j], err, errlen)
+                != GN_OK)
+            {
+                return GN_ERROR;
+            }
+        }
+
+        plc = psc[i]->regex_locations.elts;
+        for (j = 0; j < psc[i]->regex_locations.nelts; j++) {
+            if (gn_cycle_check_root(cycle, psc[i], plc[j], err, errlen)
+                != GN_OK)
+            {
+                return GN_ERROR;
+            }
+        }
+    }
+
+    return GN_OK;
+}
+
+
+static void
+gn_cycle_chroot_root(gn_loc_conf_t *lc, const gn_str_t *dir)
+{
+    if (!gn_cycle_path_inside(&lc->root, dir)) {
+        return;                       /* never served from: not checked */
+    }
+
+    if (lc->root.len == dir->len) {
+        gn_str_set(&lc->root, "/");
+        return;
+    }
+
+    lc->root.data += dir->len;
+    lc->root.len -= dir->len;
+}
+
+
+void
+gn_cycle_chroot_paths(gn_cycle_t *cycle)
+{
+    gn_str_t        *dir = &cycle->main->chroot;
+    gn_srv_conf_t  **psc;
+    gn_loc_conf_t  **plc;
+    gn_uint_t        i, j;
+
+    gn_cycle_chroot_root(cycle->main_loc, dir);
+
+    psc = cycle->main->servers.elts;
+    for (i = 0; i < cycle->main->servers.nelts; i++) {
+        gn_cycle_chroot_root(psc[i]->loc, dir);
+
+        plc = psc[i]->locations.elts;
+        for (j = 0; j < psc[i]->locations.nelts; j++) {
+            gn_cycle_chroot_root(plc[j], dir);
+        }
+
+        plc = psc[i]->regex_locations.elts;
+        for (j = 0; j < psc[i]->regex_locations.nelts; j++) {
+            gn_cycle_chroot_root(plc[j], dir);
+        }
+    }
+}
+
+
 static gn_int_t
 gn_cycle_resolve_user(gn_cycle_t *cycle, char *err, size_t errlen)
 {
@@ -1178,6 +1369,10 @@ gn_cycle_create(const char *conf_file, const char *prefix, char *err,
     cycle->children = gn_min(cycle->children, GN_MAX_CHILDREN);
 
     if (gn_cycle_resolve_user(cycle, err, errlen) != GN_OK) {
+        goto failed;
+    }
+
+    if (gn_cycle_check_chroot(cycle, err, errlen) != GN_OK) {
         goto failed;
     }
 

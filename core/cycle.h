@@ -59,6 +59,8 @@ struct gn_loc_conf_s {
     gn_uint_t         exact;       /* location = ... */
 
     gn_str_t          root;        /* absolute, no trailing slash */
+    gn_str_t          root_file;   /* where `root` was set; NULL data: */
+    gn_uint_t         root_line;   /* the default */
     gn_array_t       *index;       /* of gn_str_t */
     gn_array_t       *types;       /* of gn_mime_t, sorted by ext */
     gn_str_t          default_type;
@@ -84,6 +86,7 @@ struct gn_loc_conf_s {
     gn_msec_t         file_cache_valid;
     gn_int_t          file_cache_entries;
     gn_flag_t         symlinks_outside_root;
+    gn_flag_t         private_files;
     gn_array_t       *error_pages;  /* of gn_error_page_t */
     void             *mod_confs;    /* gn_mod_conf_t[cycle modules] */
 
@@ -149,6 +152,7 @@ typedef struct {
     uid_t             uid;
     gid_t             gid;
     gn_str_t          pid;
+    gn_str_t          chroot;      /* absolute, no trailing slash; or "" */
     gn_str_t          error_log;   /* absolute path, or "stderr" */
     gn_uint_t         error_log_level;
     gn_msec_t         shutdown_timeout;
@@ -210,6 +214,10 @@ void gn_cycle_reopen_files(gn_cycle_t *cycle, uid_t owner);
 /* Configuration time: the open file of an absolute path (one per path,
  * shared by every directive naming it), opened by gn_cycle_open(). */
 gn_open_file_t *gn_cycle_open_file_add(gn_conf_t *cf, gn_str_t *name);
+
+/* Child only, before chroot(): makes every document root a path inside
+ * the chroot (the configuration checked that each one lies there). */
+void gn_cycle_chroot_paths(gn_cycle_t *cycle);
 
 /* Location lookup: exact match first, then the longest prefix. */
 gn_loc_conf_t *gn_cycle_find_location(gn_srv_conf_t *srv, const u_char *path,

@@ -16,6 +16,7 @@ noinst_LTLIBRARIES += %reldir%/libgncore.la
     %reldir%/process.c %reldir%/process.h \
     %reldir%/master.c %reldir%/master.h \
     %reldir%/child.c %reldir%/child.h \
+    %reldir%/caps.c %reldir%/caps.h \
     %reldir%/event.c %reldir%/event.h \
     %reldir%/timer.c %reldir%/timer.h \
     %reldir%/listen.c %reldir%/listen.h \

@@ -331,6 +331,10 @@ gn_start(gn_cycle_t *cycle, const gn_options_t *o, const char *conf,
 
     gn_master_block_signals();
 
+    if (gn_master_check_chroot(cycle, &gn_log_default) != GN_OK) {
+        return 1;
+    }
+
     if (gn_scoreboard_init() != GN_OK) {
         return 1;
     }
@@ -359,7 +363,7 @@ gn_start(gn_cycle_t *cycle, const gn_options_t *o, const char *conf,
                      (int) pid);
     }
 
-    if (gn_write_pid(pidfile) != GN_OK) {
+    if (gn_write_pid(pidfile) != GN_OK || gn_master_restrict(cycle) != GN_OK) {
         return 1;
     }
 

@@ -15,6 +15,7 @@
 #include "listen.h"
 #include "tls.h"
 #include "module.h"
+#include "caps.h"
 
 
 #define GN_RESPAWN_QUICK     1000     /* a child dying sooner is failing */
@@ -254,6 +255,69 @@ gn_master_respawn_due(void)
 }
 
 
+gn_int_t
+gn_master_check_chroot(gn_cycle_t *cycle, gn_log_t *log)
+{
+    if (cycle->main->chroot.len == 0 || gn_caps_have(CAP_SYS_CHROOT)) {
+        return GN_OK;
+    }
+
+    gn_log_error(GN_LOG_EMERG, log, 0, "\"chroot %.*s\" needs a master "
+                 "started as root with \"chroot\" in its configuration "
+                 "(CAP_SYS_CHROOT is not kept otherwise): restart to "
+                 "enable it", GN_STR_ARG(&cycle->main->chroot));
+    return GN_ERROR;
+}
+
+
+gn_int_t
+gn_master_restrict(gn_cycle_t *cycle)
+{
+    const char  *failed;
+
+    if (gn_caps_restrict(gn_caps_master_needs(cycle->main->chroot.len != 0),
+                         &failed) != GN_OK)
+    {
+        gn_log_error(GN_LOG_EMERG, &cycle->log, errno, "%s failed", failed);
+        return GN_ERROR;
+    }
+
+    return GN_OK;
+}
+
+
+/* New children of a new generation, then the old ones drain: the
+ * listening sockets are shared, so nothing is refused in between. */
+static void
+gn_master_replace_children(gn_cycle_t *cycle)
+{
+    gn_generation++;
+    gn_sb->generation = gn_generation;
+
+    gn_master_spawn_generation(cycle);
+    gn_master_signal_children(SIGQUIT, 1);
+}
+
+
+static void
+gn_master_reopen(void)
+{
+    gn_log_error(GN_LOG_NOTICE, &gn_cycle->log, 0, "reopening logs");
+    gn_cycle_reopen_files(gn_cycle, geteuid() == 0 ? gn_cycle->main->uid
+                                                   : (uid_t) -1);
+    gn_log_default.fd = gn_cycle->log.fd;
+
+    if (gn_cycle->main->chroot.len == 0) {
+        gn_master_signal_children(SIGUSR1, 0);
+        return;
+    }
+
+    /* chrooted children cannot open the logs by name: new ones inherit
+     * the reopened files, the old ones finish their requests */
+    gn_master_replace_children(gn_cycle);
+}
+
+
 static void
 gn_master_reload(void)
 {
@@ -268,7 +332,9 @@ gn_master_reload(void)
         goto failed;
     }
 
-    if (gn_cycle_open(cycle, gn_cycle, &gn_cycle->log) != GN_OK) {
+    if (gn_master_check_chroot(cycle, &gn_cycle->log) != GN_OK
+        || gn_cycle_open(cycle, gn_cycle, &gn_cycle->log) != GN_OK)
+    {
         gn_cycle_destroy(cycle);
         goto failed;
     }
@@ -284,13 +350,8 @@ gn_master_reload(void)
     }
     gn_log_default.fd = cycle->log.fd;
     gn_log_default.level = cycle->log.level;
-    gn_generation++;
-    gn_sb->generation = gn_generation;
 
-    /* new children first, then the old ones drain: the listening sockets
-     * are shared, so nothing is refused in between */
-    gn_master_spawn_generation(cycle);
-    gn_master_signal_children(SIGQUIT, 1);
+    gn_master_replace_children(cycle);
 
     gn_cycle_release(old, cycle);
 
@@ -408,12 +469,7 @@ gn_master_run(const char *conf_file, const char *prefix)
             gn_master_stop(signo);
             break;
         case SIGUSR1:
-            gn_log_error(GN_LOG_NOTICE, &gn_cycle->log, 0, "reopening logs");
-            gn_cycle_reopen_files(gn_cycle,
-                                  geteuid() == 0 ? gn_cycle->main->uid
-                                                 : (uid_t) -1);
-            gn_log_default.fd = gn_cycle->log.fd;
-            gn_master_signal_children(SIGUSR1, 0);
+            gn_master_reopen();
             break;
         default:
             break;

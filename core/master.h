@@ -14,6 +14,14 @@
 /* The signals the master waits for, blocked before the first fork. */
 void gn_master_block_signals(void);
 
+/* Master: `chroot` needs CAP_SYS_CHROOT, which the master keeps only
+ * when it started as root with `chroot` configured. Logs why not. */
+gn_int_t gn_master_check_chroot(gn_cycle_t *cycle, gn_log_t *log);
+
+/* Master, once everything is open and before the first fork: keeps only
+ * the capabilities it still needs (caps.h), for good. */
+gn_int_t gn_master_restrict(gn_cycle_t *cycle);
+
 /* Runs until stopped; returns the exit status. */
 int gn_master_run(const char *conf_file, const char *prefix);
 
