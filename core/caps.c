@@ -117,7 +117,7 @@ gn_int_t
 gn_caps_restrict(uint64_t keep, const char **failed)
 {
     gn_caps_t  caps;
-    int        i;
+    int        i, rc;
 
     if (gn_caps_get(&caps) != GN_OK) {
         *failed = "capget()";
@@ -134,11 +134,12 @@ gn_caps_restrict(uint64_t keep, const char **failed)
             if (keep & gn_cap_bit(i)) {
                 continue;
             }
-            if (prctl(PR_CAPBSET_READ, i, 0, 0, 0) != 1) {
-                if (errno == EINVAL) {
-                    break;                      /* past CAP_LAST_CAP */
-                }
-                continue;
+            rc = prctl(PR_CAPBSET_READ, i, 0, 0, 0);
+            if (rc == -1) {
+                break;                          /* past CAP_LAST_CAP */
+            }
+            if (rc == 0) {
+                continue;                       /* not there anyway */
             }
             if (prctl(PR_CAPBSET_DROP, i, 0, 0, 0) == -1) {
                 *failed = "prctl(PR_CAPBSET_DROP)";

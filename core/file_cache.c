@@ -174,6 +174,23 @@ gn_fc_root_fd(const gn_str_t *root)
 }
 
 
+gn_int_t
+gn_file_cache_root_owner(const gn_str_t *root, uid_t *uid)
+{
+    struct stat  st;
+    int          fd;
+
+    fd = gn_fc_root_fd(root);
+    if (fd == -1 || fstat(fd, &st) == -1) {
+        return GN_ERROR;
+    }
+
+    /* not remembered: a chown of the root counts at once */
+    *uid = st.st_uid;
+    return GN_OK;
+}
+
+
 /* Does the opened fd lie under root? Decided by the path the kernel
  * reports for the descriptor itself, so nothing can be swapped between
  * the check and the open. */
@@ -281,6 +298,8 @@ gn_fc_fill(gn_fc_entry_t *e, const gn_fc_open_t *op, struct stat *st)
     e->ctime = st->st_ctim;
     e->ino = st->st_ino;
     e->dev = st->st_dev;
+    e->mode = st->st_mode;
+    e->uid = st->st_uid;
     e->checked = gn_current_msec;
     e->content = NULL;
 

@@ -34,6 +34,8 @@ struct gn_fc_entry_s {
     struct timespec  ctime;         /* chmod, chown, rename... */
     ino_t            ino;
     dev_t            dev;
+    mode_t           mode;          /* for the private_files check */
+    uid_t            uid;
     u_char          *content;       /* whole file when small, or NULL */
     gn_str_t         etag;          /* points into etag_buf */
     u_char           etag_buf[40];
@@ -61,6 +63,10 @@ gn_int_t gn_file_cache_init(gn_uint_t max_entries);
 gn_fc_entry_t *gn_file_cache_open(const gn_fc_open_t *op, int *err);
 
 void gn_file_cache_release(gn_fc_entry_t *e);
+
+/* The owner of a root directory (through the directory descriptor the
+ * cache keeps for it). GN_ERROR with errno when it cannot be opened. */
+gn_int_t gn_file_cache_root_owner(const gn_str_t *root, uid_t *uid);
 
 /* Entries in the table now (for tests and the status module). */
 gn_uint_t gn_file_cache_size(void);

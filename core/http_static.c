@@ -113,6 +113,54 @@ gn_http_static_error(gn_http_request_t *r, int err)
 }
 
 
+/*
+ * `private_files off` (the default): a file that is not world-readable,
+ * or that belongs to someone other than root, the server's user or the
+ * owner of the root directory, is not published just because the
+ * server's user happens to be able to read it (a group-readable
+ * secret, a file another user left in a shared tree). Decided on the
+ * cached stat, which a chmod or chown invalidates (ctime).
+ */
+static gn_int_t
+gn_http_static_private(gn_http_request_t *r, gn_fc_entry_t *e,
+    const gn_str_t *name)
+{
+    uid_t  owner;
+
+    if (r->loc->private_files || !e->is_file) {
+        return GN_OK;
+    }
+
+    if (!(e->mode & S_IROTH)) {
+        gn_log_error(GN_LOG_ERR, &r->c->log, 0, "\"%.*s%.*s%.*s\" is not "
+                     "world-readable (mode %04o), refused (private_files "
+                     "off)", GN_STR_ARG(&r->loc->root), GN_STR_ARG(&r->uri),
+                     (int) (name ? name->len : 0),
+                     name ? (char *) name->data : "",
+                     (unsigned) (e->mode & 07777));
+        return GN_DECLINED;
+    }
+
+    if (e->uid == 0 || e->uid == geteuid()) {
+        return GN_OK;
+    }
+
+    if (gn_file_cache_root_owner(&r->loc->root, &owner) == GN_OK
+        && owner == e->uid)
+    {
+        return GN_OK;
+    }
+
+    gn_log_error(GN_LOG_ERR, &r->c->log, 0, "\"%.*s%.*s%.*s\" is owned by "
+                 "uid %u, not by root, the server's user or the owner of "
+                 "the root, refused (private_files off)",
+                 GN_STR_ARG(&r->loc->root), GN_STR_ARG(&r->uri),
+                 (int) (name ? name->len : 0),
+                 name ? (char *) name->data : "", (unsigned) e->uid);
+    return GN_DECLINED;
+}
+
+
 /* "/dir/": the first index file that is a regular file. A directory
  * without one is 403 (there is no listing). */
 static gn_fc_entry_t *
@@ -129,6 +177,10 @@ gn_http_static_index(gn_http_request_t *r, int *err)
         e = gn_http_static_open(r, &names[i], err);
         if (e != NULL) {
             if (e->is_file) {
+                if (gn_http_static_private(r, e, &names[i]) != GN_OK) {
+                    *err = 0;
+                    return NULL;
+                }
                 r->content_type = *gn_cycle_mime_type(r->loc, names[i].data,
                                                       names[i].len);
                 return e;
@@ -327,7 +379,9 @@ gn_http_static_handler(gn_http_request_t *r)
     if (r->uri.data[r->uri.len - 1] == '/') {
         e = gn_http_static_index(r, &err);
         if (e == NULL) {
-            return gn_http_static_error(r, err);
+            /* err 0: refused and logged by the private_files check */
+            return err ? gn_http_static_error(r, err)
+                       : gn_http_response_error(r, 403);
         }
 
     } else {
@@ -342,6 +396,10 @@ gn_http_static_handler(gn_http_request_t *r)
 
         if (!e->is_file) {
             return gn_http_response_error(r, 404);
+        }
+
+        if (gn_http_static_private(r, e, NULL) != GN_OK) {
+            return gn_http_response_error(r, 403);
         }
 
         r->content_type = *gn_cycle_mime_type(r->loc, r->uri.data,
