@@ -103,6 +103,8 @@ GN_INTEG_TESTS = \
     %reldir%/integ/54-reload-load.t \
     %reldir%/integ/55-privileges.t \
     %reldir%/integ/57-least-privilege.t \
+    %reldir%/integ/58-private-files.t \
+    %reldir%/integ/59-server-tokens.t \
     %reldir%/integ/56-respawn-backoff.t \
     %reldir%/integ/60-gannetctl.t \
     %reldir%/integ/70-specweb99.t \
