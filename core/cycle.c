@@ -1028,7 +1028,22 @@ static gn_int_t
 gn_cycle_check_root(gn_cycle_t *cycle, gn_srv_conf_t *sc, gn_loc_conf_t *lc,
     char *err, size_t errlen)
 {
-    gn_str_t  *dir = &cycle->main->chroot;
+    gn_str_t          *dir = &cycle->main->chroot;
+    gn_mod_handler_t  *h;
+    gn_uint_t          i;
+
+    /* mod_cgi's launcher is forked by the master, outside the chroot,
+     * and would get paths that only mean something inside it */
+    for (i = 0; lc->handlers != NULL && i < lc->handlers->nelts; i++) {
+        h = &((gn_mod_handler_t *) lc->handlers->elts)[i];
+        if (strcmp(h->mod->desc->name, "cgi") == 0) {
+            snprintf(err, errlen, "\"handler cgi\" cannot be used with "
+                     "\"chroot\" (the CGI launcher runs outside the "
+                     "chroot) in the server in %.*s:%u",
+                     GN_STR_ARG(&sc->file), (unsigned) sc->line);
+            return GN_ERROR;
+        }
+    }
 
     if (gn_cycle_path_inside(&lc->root, dir)) {
         return GN_OK;

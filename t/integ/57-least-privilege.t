@@ -208,6 +208,17 @@ $t->write_conf($bad);
 ($rc, $out, $err) = $t->gannet('-t', '-c', $t->conf_path, '-p', $dir);
 is($rc, 1, 'chroot: gannet -t refuses a root climbing out with ".."');
 
+SKIP: {
+    my $cgi = ($ENV{GN_MODDIR} // '') . '/mod_cgi.so';
+    skip 'mod_cgi not built', 2 unless -f $cgi;
+    ($bad = $chroot_conf) =~ s#location /o/ \{#location /o/ { handler cgi;#;
+    $t->write_conf("load_module $cgi;\n" . $bad);
+    ($rc, $out, $err) = $t->gannet('-t', '-c', $t->conf_path, '-p', $dir);
+    is($rc, 1, 'chroot: CGI refused (its launcher lives outside)');
+    like($err, qr{"handler cgi" cannot be used with "chroot".*gannet\.conf:6},
+         '... naming the server');
+}
+
 ($bad = $chroot_conf) =~ s{chroot %%TESTDIR%%/jail/;}
                           {chroot %%TESTDIR%%/nowhere;};
 $t->write_conf($bad);
