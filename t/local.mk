@@ -80,6 +80,8 @@ GN_INTEG_TESTS = \
     %reldir%/integ/14-http-paths.t \
     %reldir%/integ/15-http-limits.t \
     %reldir%/integ/16-listen-deferred.t \
+    %reldir%/integ/17-private-files.t \
+    %reldir%/integ/18-server-tokens.t \
     %reldir%/integ/20-tls-basic.t \
     %reldir%/integ/21-tls-sni.t \
     %reldir%/integ/22-tls-session-cache.t \
@@ -102,10 +104,8 @@ GN_INTEG_TESTS = \
     %reldir%/integ/53-reopen.t \
     %reldir%/integ/54-reload-load.t \
     %reldir%/integ/55-privileges.t \
-    %reldir%/integ/57-least-privilege.t \
-    %reldir%/integ/58-private-files.t \
-    %reldir%/integ/59-server-tokens.t \
     %reldir%/integ/56-respawn-backoff.t \
+    %reldir%/integ/57-least-privilege.t \
     %reldir%/integ/60-gannetctl.t \
     %reldir%/integ/70-specweb99.t \
     %reldir%/integ/71-specweb99-gen.t \
