@@ -25,9 +25,12 @@ static gn_uint_t        gn_fc_max;
 static gn_fc_entry_t   *gn_fc_lru_head;
 static gn_fc_entry_t   *gn_fc_lru_tail;
 
-/* directory descriptors of the roots, for openat2(RESOLVE_BENEATH) */
-static gn_fc_root_t     gn_fc_roots[64];
+/* directory descriptors of the roots, for openat2(RESOLVE_BENEATH); one
+ * per distinct `root` of the configuration, so the table only grows
+ * while a child warms up */
+static gn_fc_root_t    *gn_fc_roots;
 static gn_uint_t        gn_fc_nroots;
+static gn_uint_t        gn_fc_nalloc;
 static gn_uint_t        gn_fc_no_openat2;
 
 
@@ -140,9 +143,10 @@ gn_file_cache_size(void)
 static int
 gn_fc_root_fd(const gn_str_t *root)
 {
-    gn_uint_t  i;
-    char       path[PATH_MAX];
-    int        fd;
+    gn_fc_root_t  *roots;
+    gn_uint_t      i, n;
+    char           path[PATH_MAX];
+    int            fd;
 
     for (i = 0; i < gn_fc_nroots; i++) {
         if (gn_fc_roots[i].root.len == root->len
@@ -164,11 +168,23 @@ gn_fc_root_fd(const gn_str_t *root)
         return -1;
     }
 
-    if (gn_fc_nroots < gn_nelems(gn_fc_roots)) {
-        gn_fc_roots[gn_fc_nroots].root = *root;   /* config memory: stable */
-        gn_fc_roots[gn_fc_nroots].fd = fd;
-        gn_fc_nroots++;
+    /* every descriptor handed out stays in the table (a full table used
+     * to leak one per lookup) */
+    if (gn_fc_nroots == gn_fc_nalloc) {
+        n = gn_fc_nalloc ? 2 * gn_fc_nalloc : 16;
+        roots = realloc(gn_fc_roots, n * sizeof(gn_fc_root_t));
+        if (roots == NULL) {
+            close(fd);
+            errno = ENOMEM;
+            return -1;
+        }
+        gn_fc_roots = roots;
+        gn_fc_nalloc = n;
     }
+
+    gn_fc_roots[gn_fc_nroots].root = *root;      /* config memory: stable */
+    gn_fc_roots[gn_fc_nroots].fd = fd;
+    gn_fc_nroots++;
 
     return fd;
 }
