@@ -832,17 +832,45 @@ gn_access_log_binrec(gn_http_request_t *r, gn_binlog_rec_t *rec)
 /* ---- buffers and writes ------------------------------------------------ */
 
 
+/*
+ * Child: one write(2) of whole lines. A failure is logged only when it
+ * starts an episode (the first failure after a good write, or ever), so
+ * a full disk costs one [crit] line per child and file, not one per
+ * request; the first good write after it says how many were lost.
+ */
 static void
 gn_access_log_write_fd(gn_access_file_t *af, u_char *p, size_t len)
 {
     ssize_t  n;
+    int      err, level;
 
     n = write(af->file->fd, p, len);
-    if (n != (ssize_t) len) {
-        gn_log_error(GN_LOG_ALERT, &gn_cycle->log, n == -1 ? errno : 0,
-                     "write() of %zu bytes to \"%s\" failed or was short",
-                     len, (char *) af->file->name.data);
+
+    if (n == (ssize_t) len) {
+        if (af->lost) {
+            gn_log_error(GN_LOG_NOTICE, &gn_cycle->log, 0,
+                         "writes to \"%s\" succeed again, %lu lost",
+                         (char *) af->file->name.data,
+                         (unsigned long) af->lost);
+            af->lost = 0;
+        }
+        return;
     }
+
+    if (af->lost++ > 0) {
+        return;
+    }
+
+    err = (n == -1) ? errno : 0;
+
+    /* a full disk or quota is resource exhaustion; anything else is odd */
+    level = (err == 0 || err == ENOSPC || err == EDQUOT || err == EFBIG)
+            ? GN_LOG_CRIT : GN_LOG_ALERT;
+
+    gn_log_error(level, &gn_cycle->log, err,
+                 "write() of %zu bytes to \"%s\" failed or was short, "
+                 "lines are lost until a write succeeds",
+                 len, (char *) af->file->name.data);
 }
 
 

@@ -51,6 +51,9 @@ struct gn_access_file_s {
     size_t                  len;
     gn_timer_t              timer;
     gn_access_file_t       *next;      /* files with a buffer */
+    gn_uint_t               lost;      /* failed writes since the last
+                                          good one; only the first is
+                                          logged */
 };
 
 #define GN_ACCESS_LOG_BUFFER_DEFAULT  65536
