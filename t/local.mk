@@ -106,6 +106,7 @@ GN_INTEG_TESTS = \
     %reldir%/integ/55-privileges.t \
     %reldir%/integ/56-respawn-backoff.t \
     %reldir%/integ/57-least-privilege.t \
+    %reldir%/integ/58-faults-load.t \
     %reldir%/integ/60-gannetctl.t \
     %reldir%/integ/70-specweb99.t \
     %reldir%/integ/71-specweb99-gen.t \
@@ -129,6 +130,7 @@ GN_ABI_TESTS = %reldir%/abi-check.sh
 
 TESTS += $(GN_UNIT_TESTS) $(GN_INTEG_TESTS) $(GN_ABI_TESTS)
 EXTRA_DIST += $(GN_INTEG_TESTS) %reldir%/lib/GnTest.pm %reldir%/lib/GnTLS.pm \
+    %reldir%/lib/GnLoad.pm \
     %reldir%/mkcerts.sh
 
 # Test modules: built for the tests, never installed (-rpath /nowhere).
