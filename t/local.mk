@@ -107,6 +107,7 @@ GN_INTEG_TESTS = \
     %reldir%/integ/56-respawn-backoff.t \
     %reldir%/integ/57-least-privilege.t \
     %reldir%/integ/58-faults-load.t \
+    %reldir%/integ/59-faults-fd.t \
     %reldir%/integ/60-gannetctl.t \
     %reldir%/integ/70-specweb99.t \
     %reldir%/integ/71-specweb99-gen.t \

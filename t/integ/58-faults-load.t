@@ -103,7 +103,7 @@ sub probe_ok
 # ---- 1. SIGKILL one child under load ---------------------------------------
 
 SKIP: {
-    skip $nowrk, 12 unless $wrk;
+    skip $nowrk, 13 unless $wrk;
 
     conf();
     $t->run;
@@ -116,7 +116,9 @@ SKIP: {
                               connections => $conns);
     sleep(GnLoad::pick(1.5, 10));
 
-    my ($victim, $other) = @kids;
+    # the victim: the child holding more of wrk's connections
+    my %c = map { $_ => GnLoad::tcp_conns($_, $t->port(0)) } @kids;
+    my ($victim, $other) = sort { $c{$b} <=> $c{$a} } @kids;
     my $before = $status ? served_by()->{$other} // 0 : 0;
 
     # Stop the victim first, so that the count of the connections it
@@ -192,7 +194,7 @@ SKIP: {
 }
 
 
-# ---- 2. reloads under load ---------------------------------------------------
+# ---- 2. reloads under load --------------------------------------------
 
 SKIP: {
     my $reloads = GnLoad::pick(20, 100);

@@ -19,6 +19,9 @@ package GnTest;
 #   TEST_GN_CATLOG   diag the error log and stderr.log at the end
 #   TEST_GN_WRAP     command prefix for the server (valgrind, strace, ...)
 #   TEST_GN_TIMEOUT  global alarm per test file in seconds (default 120)
+#   GN_LONG_TESTS    1: the fault-under-load tests (58-faults-load.t,
+#                    59-faults-fd.t, helpers in GnLoad.pm) run heavier and
+#                    longer: minutes instead of under one
 
 use strict;
 use warnings;
