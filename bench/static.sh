@@ -11,7 +11,7 @@
 #
 # Usage: bench/static.sh [--rounds N] [--duration S] [--servers "LIST"]
 #                        [--loads "LIST"] [--gannet PATH] [--raw FILE]
-#                        [--keep]
+#                        [--deferred] [--keep]
 #   --rounds N     interleaved rounds (default 3; medians are reported)
 #   --duration S   seconds per wrk run (default 5)
 #   --servers L    subset/order of "gannet nginx lighttpd apache h2o"
@@ -19,6 +19,10 @@
 #                  default "1k:50 1k:1000 100k:50 1m:50 1k:50:close"
 #   --gannet PATH  gannet binary (default: core/gannet next to this script)
 #   --raw FILE     also write the raw per-run results (TSV) to FILE
+#   --deferred     TCP_DEFER_ACCEPT on every server that has a setting for
+#                  it: gannet and nginx "listen ... deferred", lighttpd
+#                  server.defer-accept (Apache's event MPM sets it by
+#                  default on Linux; H2O 2.2 has no setting)
 #   --keep         keep the temporary directory (configs, error logs)
 #
 # Environment: APACHE_THREADS (default 1024) sets Apache's ThreadsPerChild;
@@ -42,10 +46,11 @@ loads="1k:50 1k:1000 100k:50 1m:50 1k:50:close"
 gannet_bin="$here/../core/gannet"
 raw_out=""
 keep=0
+deferred=""
 
 parse_options "--rounds=rounds --duration=duration --servers=servers
                --loads=loads --gannet=gannet_bin --raw=raw_out
-               --keep=keep:1" "$@"
+               --deferred=deferred:1 --keep=keep:1" "$@"
 
 require_tools wrk taskset curl perl getconf
 require_two_cpus wrk
@@ -74,7 +79,7 @@ conf_gannet()
     gannet_conf "$work/gannet" 1 20000 <<EOF
 
 server {
-    listen 127.0.0.1:${port[gannet]} backlog=4096;
+    listen 127.0.0.1:${port[gannet]} backlog=4096${deferred:+ deferred};
     root $doc;
     access_log off;
     sendfile on;
@@ -94,7 +99,7 @@ conf_nginx()
     default_type application/octet-stream;
 
     server {
-        listen 127.0.0.1:${port[nginx]} backlog=4096;
+        listen 127.0.0.1:${port[nginx]} backlog=4096${deferred:+ deferred};
         root $doc;
     }
 EOF
@@ -116,6 +121,7 @@ server.network-backend = "sendfile"
 server.max-fds = 20000
 server.max-connections = 10000
 server.listen-backlog = 4096
+server.defer-accept = ${deferred:-0}
 server.max-keep-alive-requests = 65535
 server.max-keep-alive-idle = 300
 mimetype.assign = ( "" => "application/octet-stream" )
