@@ -136,7 +136,7 @@ test_all() {
     configure_build "$build/plain" --enable-werror
     run_suite plain "$build/plain"
 
-    configure_build "$build/asan" --enable-werror --enable-asan --enable-debug
+    configure_build "$build/asan" --enable-werror --enable-asan --enable-ubsan --enable-debug
     run_suite "ASan+UBSan" "$build/asan"
 
     say "make distcheck"

@@ -115,7 +115,10 @@ gn_show_version(void)
            GNUTLS_VERSION, gnutls_check_version(NULL), PCRE2_MAJOR,
            PCRE2_MINOR);
 #ifdef GN_ASAN
-    printf("built with AddressSanitizer and UndefinedBehaviorSanitizer\n");
+    printf("built with AddressSanitizer\n");
+#endif
+#ifdef GN_UBSAN
+    printf("built with UndefinedBehaviorSanitizer\n");
 #endif
     printf("module ABI %d.%d (entry symbol %s), modules in %s\n",
            GN_ABI_MAJOR, GN_ABI_MINOR, GN_MODULE_ENTRY_NAME, GN_PKGLIBDIR);
