@@ -305,7 +305,7 @@ sub log_lines
 sub wait_lines
 {
     my ($t, $file, $n, $timeout) = @_;
-    my $end = time() + ($timeout // 5);
+    my $end = time() + GnTest::slow($timeout // 5);
     my @l;
 
     while (1) {
@@ -353,7 +353,7 @@ sub finish
         local *Test::More::done_testing = sub { return 1; };
         $t->done;
     }
-    alarm($left > 0 ? $left : 60);
+    alarm($left > 0 ? $left : GnTest::slow(60));
     return $t;
 }
 

@@ -17,8 +17,20 @@ package GnTest;
 #   TEST_GN_LEAVE    keep the temp dir (its path is printed)
 #   TEST_GN_VERBOSE  diag what the harness does and the error log at the end
 #   TEST_GN_CATLOG   diag the error log and stderr.log at the end
-#   TEST_GN_WRAP     command prefix for the server (valgrind, strace, ...)
-#   TEST_GN_TIMEOUT  global alarm per test file in seconds (default 120)
+#   TEST_GN_WRAP     command prefix for the server (strace, gdb, ...);
+#                    "valgrind" is the same as TEST_GN_VALGRIND=1
+#   TEST_GN_VALGRIND 1 (or valgrind's path): run the server (and `gannet -t`,
+#                    `gannet -v`) under valgrind memcheck, as `make
+#                    check-valgrind` does; one log per process,
+#                    TESTDIR/vg/valgrind.PID.log; ->done fails on any
+#                    memcheck error or definite leak in a gannet process
+#   TEST_GN_VALGRIND_OPTS  more valgrind options (--track-origins=yes,
+#                    --gen-suppressions=all, ...)
+#   TEST_GN_SLOW     factor applied to every time bound of the harness and
+#                    of the tests (through GnTest::slow); default 1, 20
+#                    under valgrind
+#   TEST_GN_TIMEOUT  global alarm per test file in seconds (default 120,
+#                    times TEST_GN_SLOW)
 #   GN_LONG_TESTS    1: the fault-under-load tests (58-faults-load.t,
 #                    59-faults-fd.t, helpers in GnLoad.pm) run heavier and
 #                    longer: minutes instead of under one
@@ -45,6 +57,14 @@ my $OWNER_PID = $$;     # forked helpers must not clean up
 my %PORT_LOCKS;         # port => lock file path, removed at END
 my @INSTANCES;          # weak refs, stopped at END
 my $ALARM_SET = 0;
+
+# Valgrind mode and the slowness factor (see the header).
+my $VALGRIND = (($ENV{TEST_GN_VALGRIND} // '') !~ /^0?\z/
+                || ($ENV{TEST_GN_WRAP} // '') eq 'valgrind') ? 1 : 0;
+my $SLOW = $ENV{TEST_GN_SLOW} // '';
+my $VALGRIND_BIN = ($ENV{TEST_GN_VALGRIND} // '') =~ m{/}
+                   ? $ENV{TEST_GN_VALGRIND} : 'valgrind';
+$SLOW = $VALGRIND ? 20 : 1 unless $SLOW =~ /^\d+(?:\.\d+)?\z/ && $SLOW > 0;
 
 # The harness only writes to sockets; a server closing early must show up
 # as an error, not kill the test.  Restored before exec.
@@ -91,7 +111,7 @@ sub new
     Test::More::diag("test dir: $dir") if $ENV{TEST_GN_LEAVE};
 
     $timeout = $opt{timeout} // $ENV{TEST_GN_TIMEOUT} // 120;
-    $self->set_alarm($timeout) if $timeout;
+    $self->set_alarm(slow($timeout)) if $timeout;
 
     return $self;
 }
@@ -112,6 +132,32 @@ sub set_alarm
     };
     alarm($timeout);
     $ALARM_SET = 1;
+    return $self;
+}
+
+
+# GnTest::slow($seconds) or $t->slow($seconds): a time bound scaled by
+# TEST_GN_SLOW.  Every bound the harness applies goes through it; tests
+# use it for their own deadlines (bounds only, never expected durations).
+sub slow
+{
+    my $s = ref $_[0] || (defined $_[0] && $_[0] eq __PACKAGE__)
+            ? $_[1] : $_[0];
+
+    return $s * $SLOW;
+}
+
+
+# True when the servers run under valgrind (tests that cannot, skip).
+sub valgrind { return $VALGRIND; }
+
+
+# Skips the whole test file under valgrind, with the reason.
+sub skip_under_valgrind
+{
+    my ($self, $why) = @_;
+
+    Test::More::plan(skip_all => "under valgrind: $why") if $VALGRIND;
     return $self;
 }
 
@@ -336,12 +382,23 @@ sub expect_log
 }
 
 
+# Declares one valgrind error as expected (a test module crashing on
+# purpose): a log with exactly one error, matching $re, is not a failure.
+sub expect_valgrind
+{
+    my ($self, $re) = @_;
+
+    push @{$self->{expect_vg}}, $re;
+    return $self;
+}
+
+
 # Polls a log (default: the error log) for max $timeout s until it matches
 # (from byte offset $from on, if given); returns true on a match.
 sub wait_log
 {
     my ($self, $re, $timeout, $file, $from) = @_;
-    my $end = time() + ($timeout // 10);
+    my $end = time() + slow($timeout // 10);
 
     while (1) {
         my $log = defined $file ? ($self->read_file($file) // '')
@@ -363,7 +420,8 @@ sub wait_log
 sub gannet
 {
     my ($self, @args) = @_;
-    my @r = $self->run_client([$self->{bin}, @args], timeout => 10);
+    my @r = $self->run_client([$self->_valgrind, $self->{bin}, @args],
+                              timeout => 10);
 
     if (open my $fh, '>>', $self->{stderr_log}) {
         print $fh $r[2];
@@ -377,13 +435,43 @@ sub _wrap
 {
     my ($self) = @_;
     my $w = $ENV{TEST_GN_WRAP} // '';
+    my @w;
 
-    return () if $w eq '';
-    return ('valgrind', '-q', '--trace-children=no',
-            "--log-file=$self->{dir}/valgrind.%p.log") if $w eq 'valgrind';
-    return ('strace', '-f', '-tt', '-o', "$self->{dir}/strace.log")
-        if $w eq 'strace';
-    return split(' ', $w);
+    if ($w eq 'strace') {
+        @w = ('strace', '-f', '-tt', '-o', "$self->{dir}/strace.log");
+    } elsif ($w ne '' && $w ne 'valgrind') {
+        @w = split(' ', $w);
+    }
+    return (@w, $self->_valgrind);
+}
+
+
+# The valgrind command prefix in valgrind mode, else ().  Children forked
+# by the server are traced; programs it executes (CGI scripts and their
+# interpreters) are not: their errors are not gannet's, and they would be
+# slow.  A memcheck error or a definite leak makes the process exit 97.
+sub _valgrind
+{
+    my ($self) = @_;
+    my $supp = "$self->{srcdir}/t/valgrind.supp";
+
+    return () unless $VALGRIND;
+
+    # processes that changed user (cgi_user) must be able to write too
+    my $vg = "$self->{dir}/vg";
+    if (!-d $vg) {
+        mkdir($vg) or die "GnTest: mkdir $vg: $!\n";
+        chmod(01777, $vg);
+    }
+
+    return ($VALGRIND_BIN, '--tool=memcheck', '--trace-children=yes',
+            '--trace-children-skip=/bin/*,/usr/*,/sbin/*,*.cgi,*.pl,*.sh',
+            '--error-exitcode=97', '--leak-check=full',
+            '--errors-for-leak-kinds=definite',
+            '--show-leak-kinds=definite', '--num-callers=30',
+            (-f $supp ? ("--suppressions=$supp") : ()),
+            split(' ', $ENV{TEST_GN_VALGRIND_OPTS} // ''),
+            "--log-file=$vg/valgrind.%p.log");
 }
 
 
@@ -418,7 +506,7 @@ sub run
     $self->{master} = undef;
     $self->{seen_kids} = {};
 
-    $end = time() + 10;
+    $end = time() + slow(10);
     while (time() < $end) {
         if (waitpid($pid, WNOHANG) == $pid) {
             my $st = $?;
@@ -445,7 +533,8 @@ sub run
     if (!$ready) {
         $self->_diag_logs(1);
         $self->_kill_all;
-        die "GnTest: gannet did not become ready within 10 s\n";
+        die "GnTest: gannet did not become ready within " . slow(10)
+            . " s\n";
     }
 
     $self->verbose("master pid $self->{master}");
@@ -476,7 +565,7 @@ sub probe
 {
     my ($self, $port) = @_;
     my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $port,
-                                  Proto => 'tcp', Timeout => 1);
+                                  Proto => 'tcp', Timeout => slow(1));
 
     return 0 unless $s;
     close $s;
@@ -570,7 +659,7 @@ sub alive
 sub wait_children
 {
     my ($self, $n, $timeout, %opt) = @_;
-    my $end = time() + ($timeout // 10);
+    my $end = time() + slow($timeout // 10);
     my %not = map { $_ => 1 } @{$opt{not} // []};
     my @kids;
 
@@ -604,7 +693,7 @@ sub _reap
 sub wait_exit
 {
     my ($self, $timeout) = @_;
-    my $end = time() + ($timeout // 10);
+    my $end = time() + slow($timeout // 10);
 
     while (1) {
         return 1 if $self->_reap;
@@ -641,7 +730,7 @@ sub stop
         }
     }
 
-    my $end = time() + 1;
+    my $end = time() + slow(1);
     my @left;
     do {
         @left = grep { $self->alive($_) && _pgrp($_) == $self->{pgid} }
@@ -731,7 +820,7 @@ sub run_client
     }
 
     POSIX::setpgid($pid, $pid);
-    $end = time() + ($opt{timeout} // 10);
+    $end = time() + slow($opt{timeout} // 10);
     while (1) {
         if (waitpid($pid, WNOHANG) == $pid) {
             $rc = ($? & 127) ? 128 + ($? & 127) : $? >> 8;
@@ -759,11 +848,11 @@ sub run_client
 sub curl
 {
     my ($self, @args) = @_;
-    my $t = 10;
+    my $t = slow(10);
 
     return (-1, '') unless defined _which('curl');
     my ($rc, $out, $err) = $self->run_client(
-        ['curl', '-sS', '--max-time', $t, @args], timeout => $t + 5);
+        ['curl', '-sS', '--max-time', $t, @args], timeout => 15);
     Test::More::diag("curl: $err") if $err ne '' && $ENV{TEST_GN_VERBOSE};
     return ($rc, $out);
 }
@@ -786,7 +875,7 @@ sub connect
     } else {
         $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1',
                                    PeerPort => $port, Proto => 'tcp',
-                                   Timeout => $opt{timeout} // 5)
+                                   Timeout => slow($opt{timeout} // 5))
             or return undef;
     }
     $s->autoflush(1);
@@ -842,14 +931,17 @@ sub request
 
 
 # Reads one response from $s, using and consuming the buffer $$buf.
-# Options: head (no body), timeout (s, default 10).  Returns a hash ref:
+# Options: head (no body), timeout (s, default 10; scaled by TEST_GN_SLOW
+# unless `exact`: a quiet period that must stay shorter than a server-side
+# timeout).  Returns a hash ref:
 # status, version, reason, headers (lowercased names; repeated headers
 # joined with ", "), header_list, body, raw, eof (server closed after it),
 # error (set on timeout, reset or a close before a complete response).
 sub read_response
 {
     my ($self, $s, $buf, %opt) = @_;
-    my $end = time() + ($opt{timeout} // 10);
+    my $end = time() + ($opt{exact} ? $opt{timeout} // 10
+                                     : slow($opt{timeout} // 10));
     my $sel = IO::Select->new($s);
     my $eof = 0;
     my $r;
@@ -1070,7 +1162,7 @@ sub http_raw
 sub read_until_close
 {
     my ($self, $s, $timeout) = @_;
-    my $end = time() + ($timeout // 5);
+    my $end = time() + slow($timeout // 5);
     my $sel = IO::Select->new($s);
     my $buf = '';
 
@@ -1136,6 +1228,8 @@ sub done
     Test::More::ok(!@bad, 'no sanitizer reports')
         or Test::More::diag(join("\n", @bad[0 .. ($#bad > 20 ? 20 : $#bad)]));
 
+    $self->_check_valgrind if $VALGRIND;
+
     $tb = Test::More->builder;
     if (!$tb->is_passing || $ENV{TEST_GN_CATLOG} || $ENV{TEST_GN_VERBOSE}) {
         $self->_diag_logs(0);
@@ -1144,6 +1238,62 @@ sub done
     Test::More::done_testing();
     $self->{done} = 1;
     alarm(0) if $ALARM_SET;
+}
+
+
+# Valgrind mode: every log of a gannet process must say "ERROR SUMMARY: 0"
+# and nothing "definitely lost".  A process killed with SIGKILL, or one
+# that executed another program (a CGI script), writes no summary: such a
+# log fails only if it holds an error record.
+my $VG_ERROR = qr/^==\d+== (?:Invalid (?:read|write|free)|Conditional jump
+                              |Use of uninitialised|Syscall param
+                              |Mismatched free|Source and destination
+                              |Argument '|Process terminating)/mx;
+
+sub _check_valgrind
+{
+    my ($self) = @_;
+    my (@bad, $nlogs, $nsum);
+
+    ($nlogs, $nsum) = (0, 0);
+    for my $f (sort glob("$self->{dir}/vg/valgrind.*.log")) {
+        my $log = $self->read_file($f) // '';
+        my ($cmd) = $log =~ /^==\d+== Command: (\S+)/m;
+
+        next unless defined $cmd && $cmd eq $self->{bin};
+        $nlogs++;
+        if ($log !~ /ERROR SUMMARY: ([\d,]+) error/) {
+            # no summary, but errors reported before the end still count
+            push @bad, _valgrind_excerpt($f, $log) if $log =~ $VG_ERROR;
+            next;
+        }
+        my $errors = $1 =~ tr/,//dr;
+        my ($lost) = $log =~ /definitely lost: ([\d,]+) bytes/;
+        $lost = ($lost // 0) =~ tr/,//dr;
+        $nsum++;
+        next if $errors == 0 && $lost == 0;
+        next if $errors == 1 && $lost == 0
+                && $log =~ /ERROR SUMMARY: 1 errors from 1 contexts/
+                && grep { $log =~ $_ } @{$self->{expect_vg} // []};
+        push @bad, _valgrind_excerpt($f, $log);
+    }
+
+    Test::More::ok(!@bad, "valgrind: no memcheck errors or definite leaks"
+                          . " ($nsum of $nlogs gannet processes reported)")
+        or Test::More::diag(join("\n", @bad));
+}
+
+
+# A valgrind log without its banner (the first 150 lines of the rest).
+sub _valgrind_excerpt
+{
+    my ($file, $log) = @_;
+    my @l = split /\n/, $log;
+
+    shift @l while @l && $l[0] !~ /^==\d+== (?:Parent PID|Command)/;
+    shift @l while @l && $l[0] =~ /^==\d+== (?:Parent PID|Command|$)/;
+    @l = @l[0 .. 149] if @l > 150;
+    return "---- $file ----\n" . join("\n", @l);
 }
 
 
