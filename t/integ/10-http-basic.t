@@ -167,7 +167,7 @@ ok($r[0]{body} eq $fa && $r[1]{body} eq $fb && $r[2]{body} eq $index,
     my @res = $t->http_keepalive([map { $_->[0] } @req]);
     my @new;
 
-    my $end = time() + 3;
+    my $end = time() + GnTest::slow(3);
     while (time() < $end) {
         my @l = split /\n/, $t->read_file($log) // '';
         @new = @l[$n0 .. $#l];

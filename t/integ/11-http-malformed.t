@@ -274,7 +274,7 @@ bad_body('chunked body above client_max_body_size',
     my $buf = '';
     $t->write_all($s, "GET /a.txt HTTP/1.1\r\n${H}"
                       . "Transfer-Encoding: chunked\r\n\r\n");
-    $r = $t->read_response($s, \$buf, timeout => 1);
+    $r = $t->read_response($s, \$buf, timeout => 1, exact => 1);
     $t->write_all($s, "zz\r\n\r\nGET /which.txt HTTP/1.1\r\n$H\r\n");
     my ($rest, $closed) = $t->read_until_close($s, 5);
     my $all = ($r->{raw} // '') . $rest;

@@ -72,7 +72,7 @@ sub one_client
              '-no_ticket', '-no_ign_eof', @args); }
         POSIX::_exit(127);
     }
-    my $end = time() + 5;
+    my $end = time() + GnTest::slow(5);
     while (time() < $end) {
         return $? == 0 if waitpid($pid, WNOHANG) == $pid;
         sleep(0.01);
@@ -137,7 +137,9 @@ for my $w (1 .. $nworkers) {
 diag("storm: $total connections, $good handshakes, $kills children killed")
     if $ENV{TEST_GN_VERBOSE};
 cmp_ok($kills, '>=', 5, 'children were killed during the load');
-cmp_ok($good, '>=', 50, 'handshakes succeeded during the load')
+# (under valgrind a handshake costs ~20 times more: fewer fit the storm)
+cmp_ok($good, '>=', GnTest::valgrind() ? 5 : 50,
+       'handshakes succeeded during the load')
     or diag("$good of $total");
 
 ok($t->running, 'master still running');

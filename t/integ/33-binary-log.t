@@ -117,7 +117,7 @@ if ($pid == 0) {
 sub wait_lines
 {
     my ($file, $n, $timeout) = @_;
-    my $end = time() + $timeout;
+    my $end = time() + GnTest::slow($timeout);
     my @l;
     while (time() < $end) {
         @l = split /\n/, $t->read_file($file) // '';

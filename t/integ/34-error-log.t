@@ -65,7 +65,7 @@ ok($t->wait_log(qr/client timed out.*server: 127\.0\.0\.1:$a_port/, 5),
    "server A's error goes to the main error_log");
 
 my $msg = '';
-my $end = time() + 5;
+my $end = time() + GnTest::slow(5);
 while (time() < $end) {
     my $rin = '';
     vec($rin, fileno($udp), 1) = 1;

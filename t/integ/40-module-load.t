@@ -463,7 +463,7 @@ ok($t->signal('HUP'), 'SIGHUP');
 my @new = $t->wait_children(2, 10, not => \@kids);
 is(scalar @new, 2, 'reload: 2 new children');
 my %n;
-my $end = time() + 5;
+my $end = time() + GnTest::slow(5);
 while (1) {
     %n = ();
     for my $l (substr($t->error_log, $from) =~ /t_info: init_child (.*)$/mg) {

@@ -365,6 +365,8 @@ SKIP: {
     my $oc = $conn_of{$other};
 
     $t->expect_log(qr/\[alert\] .*child $victim exited on signal 11\b/);
+    # the crash itself is the one error memcheck reports in that child
+    $t->expect_valgrind(qr/Invalid write .*\n\S+ +at \S+: t_crash_handler /);
 
     $t->write_all($vc->{s}, $t->request('/crash/crash', keepalive => 1));
     my $x = $t->read_response($vc->{s}, $vc->{buf}, timeout => 5);

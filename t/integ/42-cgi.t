@@ -113,7 +113,7 @@ sub script_pid
 sub gone
 {
     my ($pid, $timeout) = @_;
-    my $end = time() + ($timeout // 5);
+    my $end = time() + GnTest::slow($timeout // 5);
 
     while (time() < $end) {
         return 1 unless $t->alive($pid);
@@ -138,7 +138,7 @@ sub start_request
 sub read_until
 {
     my ($s, $re, $timeout) = @_;
-    my $end = time() + $timeout;
+    my $end = time() + GnTest::slow($timeout);
     my $sel = IO::Select->new($s);
     my $buf = '';
 
@@ -369,7 +369,7 @@ is($t->http_get('/cgi/')->{status}, 403, 'a directory: 403');
 my @launchers = launchers();
 is(scalar @launchers, 1, 'one launcher process');
 ok($t->stop, 'server stops gracefully on QUIT');
-my $end = time() + 5;
+my $end = time() + GnTest::slow(5);
 sleep(0.05) while launchers() && time() < $end;
 is(scalar(launchers()), 0, 'the launcher exits with the server');
 

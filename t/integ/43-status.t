@@ -150,7 +150,7 @@ sub get_json
 # Counters are bumped when the request is logged, just after the
 # response leaves: poll until they catch up.
 my ($r, $j);
-my $end = time() + 5;
+my $end = time() + GnTest::slow(5);
 while (1) {
     ($r, $j) = get_json();
     last if $j && $j->{totals}{requests} >= $sent
@@ -378,7 +378,7 @@ SKIP: {
                         sess_in => $sess, path => '/status');
     }
 
-    my $end = time() + 3;
+    my $end = time() + GnTest::slow(3);
     while (1) {
         ($r, $j) = get_json();
         last if !$j || time() > $end;
@@ -407,7 +407,7 @@ my $gen = $j->{generation};
 my $nhist = scalar @h;
 my @new = GnTLS::reload($t, 2, @kids);
 is(scalar @new, 2, 'reload: 2 new children');
-$end = time() + 5;
+$end = time() + GnTest::slow(5);
 while (1) {
     ($r, $j) = get_json();
     last if !$j || @{$j->{children}} == 2 || time() > $end;

@@ -48,11 +48,15 @@ $t->expect_log(qr/\[alert\] \d+#-: child \d+ exited on signal 9\b/);
 my $victim = $kids[1];
 ok(kill('KILL', $victim), "SIGKILL child $victim");
 
-# Keep GETting for 2 s from the moment of the kill: all must be answered.
+# Keep GETting for 2 s from the moment of the kill, and until at least 10
+# requests went out and the child was replaced (bounded; a slow server,
+# e.g. under valgrind, needs longer): all must be answered.
 my ($sent, $answered, $respawned) = (0, 0, 0);
 my $start = time();
 my @now;
-while (time() - $start < 2 || !$respawned && time() - $start < 6) {
+while ((time() - $start < 2 || $sent < 10 || !$respawned)
+       && time() - $start < GnTest::slow(6))
+{
     my $r = $t->http_get('/index.html', timeout => 5);
     $sent++;
     if (($r->{status} // 0) == 200 && $r->{body} eq $index) {
@@ -120,7 +124,7 @@ is($failed, 0, "$nclients clients x $nreq requests: all answered");
 
 my $total = $nclients * $nreq;
 my %count;
-my $end = time() + 5;
+my $end = time() + GnTest::slow(5);
 while (1) {
     %count = ();
     for my $l (split /\n/, $t->read_file('logs/t.log') // '') {
@@ -142,8 +146,14 @@ my $fair = $total / 2;
 for my $k (@kids) {
     my $c = $count{$k} // 0;
     ok($c > 0, "child $k served requests ($c)");
-    ok($c <= 1.5 * $fair, "child $k served no more than 1.5 x fair share"
-                          . " ($c of $total)");
+    SKIP: {
+        # the spread measures the kernel's wake-ups of two equally fast
+        # children; valgrind serialises and slows each differently
+        skip('under valgrind: children do not run at equal speed', 1)
+            if GnTest::valgrind();
+        ok($c <= 1.5 * $fair, "child $k served no more than 1.5 x fair"
+                              . " share ($c of $total)");
+    }
 }
 
 $t->done;

@@ -61,7 +61,7 @@ my $from = length $t->error_log;
 ok($t->signal('HUP'), 'SIGHUP');
 
 my $switched = 0;
-my $end = time() + 10;
+my $end = time() + GnTest::slow(10);
 while (time() < $end) {
     $r = $t->http_get('/', timeout => 5);
     if (($r->{body} // '') eq 'two') {

@@ -46,7 +46,7 @@ ok($t->signal('USR1'), 'USR1');
 # they log one; give them a moment either way.
 ok($t->wait_log(qr/\[notice\] $m#-: reopening logs/, 5),
    '"reopening logs" notice from the master');
-my $end = time() + 1;
+my $end = time() + GnTest::slow(1);
 while (time() < $end) {
     my $log = $t->error_log;
     last if @kids == grep { $log =~ /\[notice\] $_#\d+: reopening logs/ }
@@ -72,7 +72,7 @@ unlike($old, qr{/after\.html}, 'renamed log did not get the new line');
 ok(rename("$dir/logs/error.log", "$dir/logs/error.log.1"),
    'error.log renamed');
 ok($t->signal('USR1'), 'USR1 again');
-my $end2 = time() + 5;
+my $end2 = time() + GnTest::slow(5);
 sleep(0.05) while !-e "$dir/logs/error.log" && time() < $end2;
 ok(-e "$dir/logs/error.log", 'a new error.log is opened');
 ok($t->wait_log(qr/reopening logs/, 3, 'logs/error.log.1')

@@ -41,7 +41,7 @@ my $stop_file = $t->testdir . '/stop-clients';
 sub client {
     my ($id) = @_;
     my ($ok, $fail, $s, $buf) = (0, 0, undef, '');
-    my $deadline = time() + 60;
+    my $deadline = time() + GnTest::slow(60);
 
     while (!-e $stop_file && time() < $deadline) {
         # every third connection closes after one request
