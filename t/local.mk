@@ -133,6 +133,7 @@ GN_ABI_TESTS = %reldir%/abi-check.sh
 TESTS += $(GN_UNIT_TESTS) $(GN_INTEG_TESTS) $(GN_ABI_TESTS)
 EXTRA_DIST += $(GN_INTEG_TESTS) %reldir%/lib/GnTest.pm %reldir%/lib/GnTLS.pm \
     %reldir%/lib/GnLoad.pm \
+    %reldir%/README.md %reldir%/valgrind.supp \
     %reldir%/mkcerts.sh
 
 # Test modules: built for the tests, never installed (-rpath /nowhere).
@@ -186,3 +187,29 @@ check_LTLIBRARIES += \
 
 EXTRA_DIST += %reldir%/cgi %reldir%/modules/abi-1.0 $(GN_ABI_TESTS) \
     %reldir%/modules/mod_t_abiref.c
+
+# `make check-valgrind`: the unit tests and the integration tests with
+# every process under valgrind memcheck (see t/README.md).  A unit test
+# fails on a memcheck error or a definite leak through valgrind's exit
+# code; GnTest.pm checks the log of every gannet process.  Needs a build
+# without --enable-asan (valgrind cannot run ASan binaries); -O0/-O1 -g
+# (--enable-debug) gives the most useful reports.
+GN_VALGRIND_FLAGS = --tool=memcheck --trace-children=yes \
+    --trace-children-skip='/bin/*,/usr/*,/sbin/*' --error-exitcode=97 \
+    --leak-check=full --errors-for-leak-kinds=definite \
+    --show-leak-kinds=definite --num-callers=30 \
+    --suppressions=$(abs_top_srcdir)/t/valgrind.supp
+check-valgrind:
+	@if test "x$(enable_asan)" = xyes; then \
+	    echo "check-valgrind: this build has --enable-asan;" \
+	         "valgrind needs a build without it" >&2; exit 1; \
+	fi
+	@if test -z "$(VALGRIND)"; then \
+	    echo "check-valgrind: valgrind not found at configure time" \
+	         "(Debian: apt-get install valgrind)" >&2; exit 1; \
+	fi
+	$(MAKE) $(AM_MAKEFLAGS) check \
+	    TESTS='$(GN_UNIT_TESTS) $(GN_INTEG_TESTS)' \
+	    LOG_COMPILER='$(VALGRIND) $(GN_VALGRIND_FLAGS)' \
+	    TEST_GN_VALGRIND='$(VALGRIND)'
+.PHONY: check-valgrind
