@@ -1245,10 +1245,11 @@ sub done
 # and nothing "definitely lost".  A process killed with SIGKILL, or one
 # that executed another program (a CGI script), writes no summary: such a
 # log fails only if it holds an error record.
-my $VG_ERROR = qr/^==\d+== (?:Invalid (?:read|write|free)|Conditional jump
-                              |Use of uninitialised|Syscall param
-                              |Mismatched free|Source and destination
-                              |Argument '|Process terminating)/mx;
+my $VG_ERROR = qr/^==\d+==[ ](?:Invalid[ ](?:read|write|free)
+                               |Conditional[ ]jump|Use[ ]of[ ]uninitialised
+                               |Syscall[ ]param|Mismatched[ ]free
+                               |Source[ ]and[ ]destination|Argument[ ]'
+                               |Process[ ]terminating)/mx;
 
 sub _check_valgrind
 {
