@@ -525,6 +525,7 @@ gn_uint_t
 gn_conn_drain(gn_msec_t idle_grace)
 {
     gn_conn_t  *c, *next;
+    u_char      byte;
 
     for (c = gn_conn_open; c != NULL; c = next) {
         next = c->next;
@@ -534,6 +535,13 @@ gn_conn_drain(gn_msec_t idle_grace)
          * answer with "Connection: close". */
         if (c->state == GN_CONN_KEEPALIVE && c->buf_len == 0) {
             if (gn_current_msec - c->state_since >= idle_grace) {
+                /* a request that arrived while the loop was busy (its
+                 * event not handled yet) is answered, not reset */
+                if (recv(c->io.fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) > 0) {
+                    c->read_ready = 1;
+                    gn_http_conn_handler(c);
+                    continue;
+                }
                 gn_conn_close(c);
             } else {
                 gn_timer_set(&c->timer, idle_grace
