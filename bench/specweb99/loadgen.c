@@ -209,6 +209,8 @@ typedef struct {
     double              ops_s;
     double              resp_ms;
     double              measured;
+    double              cpu_self;       /* s of CPU in the interval */
+    double              cpu_server;     /* same, --server-pid; < 0: none */
     int                 drained;
 } lg_result_t;
 
@@ -232,6 +234,7 @@ typedef struct {
     int                 static_only;
     uint64_t            seed;
     int                 verbose;
+    pid_t               server_pid;
     int                 dirs_on_disk;
     int                 users;
 } lg_conf_t;
@@ -258,6 +261,8 @@ static int                               lg_stopping;
 static int                               lg_active;
 static volatile sig_atomic_t             lg_interrupted;
 static int                               lg_crc_hw;
+static double                            lg_cpu0;   /* CPU at lg_t0 */
+static double                            lg_srv0;
 
 static const int  lg_file_order[9] = { 4, 3, 5, 2, 6, 1, 7, 8, 0 };
 static const double  lg_class_freq[4] = { 0.35, 0.50, 0.14, 0.01 };
@@ -278,6 +283,94 @@ lg_now(void)
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+
+/* This process's CPU time (user + system), in seconds. */
+static double
+lg_cpu_self(void)
+{
+    struct rusage  ru;
+
+    if (getrusage(RUSAGE_SELF, &ru) == -1) {
+        return 0;
+    }
+    return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6
+           + ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+}
+
+
+/*
+ * CPU time of a process and its descendants, in clock ticks: utime,
+ * stime and the reaped children's cutime and cstime (so a CGI process
+ * that ends between two samples stays counted), from /proc.  Returns -1
+ * when the process is gone.
+ */
+static double
+lg_cpu_tree_ticks(pid_t pid, int depth)
+{
+    char                path[64], buf[1024], *p;
+    int                 fd, i;
+    ssize_t             n;
+    double              sum, t;
+    unsigned long long  v[4];
+    FILE               *f;
+    long                kid;
+
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd == -1) {
+        return -1;
+    }
+    n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0) {
+        return -1;
+    }
+    buf[n] = '\0';
+    /* skip to the 14th field (utime): comm may hold spaces, not ')' */
+    p = strrchr(buf, ')');
+    if (p == NULL) {
+        return -1;
+    }
+    for (i = 0; i < 12 && p != NULL; i++) {
+        p = strchr(p + 1, ' ');
+    }
+    if (p == NULL
+        || sscanf(p, " %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3]) != 4)
+    {
+        return -1;
+    }
+    sum = (double) (v[0] + v[1] + v[2] + v[3]);
+    if (depth > 8) {
+        return sum;
+    }
+    snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int) pid,
+             (int) pid);
+    f = fopen(path, "re");
+    if (f == NULL) {
+        return sum;
+    }
+    while (fscanf(f, "%ld", &kid) == 1) {
+        t = lg_cpu_tree_ticks((pid_t) kid, depth + 1);
+        sum += t > 0 ? t : 0;
+    }
+    fclose(f);
+    return sum;
+}
+
+
+/* The server's CPU time in seconds (--server-pid), or -1. */
+static double
+lg_cpu_server(void)
+{
+    double  t;
+
+    if (lg_conf.server_pid <= 0) {
+        return -1;
+    }
+    t = lg_cpu_tree_ticks(lg_conf.server_pid, 0);
+    return t < 0 ? -1 : t / (double) sysconf(_SC_CLK_TCK);
 }
 
 
@@ -1676,6 +1769,8 @@ lg_loop(double deadline, int measure)
                 lg_slots[i].m0 = lg_slot_m(&lg_slots[i], now);
             }
             lg_t0 = now;
+            lg_cpu0 = lg_cpu_self();
+            lg_srv0 = lg_cpu_server();
             marked0 = 1;
         }
         if (!marked1 && now >= lg_t1) {
@@ -1684,6 +1779,10 @@ lg_loop(double deadline, int measure)
                 s->rate = (lg_slot_m(s, now) - s->m0) * 8.0 / (now - lg_t0);
             }
             lg_t1 = now;
+            lg_res.cpu_self = lg_cpu_self() - lg_cpu0;
+            lg_res.cpu_server = lg_cpu_server();
+            lg_res.cpu_server = (lg_res.cpu_server < 0 || lg_srv0 < 0)
+                                ? -1 : lg_res.cpu_server - lg_srv0;
             marked1 = 1;
         }
         if (now >= deadline) {
@@ -1833,6 +1932,7 @@ lg_run(int conns, lg_result_t *out)
     double   sum;
 
     memset(&lg_res, 0, sizeof(lg_res));
+    lg_res.cpu_server = -1;
     lg_conf.conns = conns;
     lg_numdirs = lg_numdirs_for(conns);
     if (lg_numdirs > lg_conf.dirs_on_disk) {
@@ -1933,6 +2033,29 @@ lg_run(int conns, lg_result_t *out)
 
 /* ---- report -------------------------------------------------------------- */
 
+/*
+ * CPU per operation over the measurement interval: this process's (its
+ * workers' with --procs) from getrusage(), the server's from /proc with
+ * --server-pid.  "percent" is of one CPU: the side near 100% is the one
+ * that limits the run.
+ */
+static void
+lg_report_cpu(const lg_result_t *r)
+{
+    double  ops;
+
+    ops = r->ops > 0 ? (double) r->ops : 1;
+    printf("client_cpu_us_per_op: %.2f\n", r->cpu_self * 1e6 / ops);
+    printf("client_cpu_percent: %.1f\n",
+           r->measured > 0 ? 100 * r->cpu_self / r->measured : 0);
+    if (r->cpu_server >= 0) {
+        printf("server_cpu_us_per_op: %.2f\n", r->cpu_server * 1e6 / ops);
+        printf("server_cpu_percent: %.1f\n",
+               r->measured > 0 ? 100 * r->cpu_server / r->measured : 0);
+    }
+}
+
+
 static void
 lg_report(int conns, const lg_result_t *r)
 {
@@ -1947,6 +2070,7 @@ lg_report(int conns, const lg_result_t *r)
     printf("kbit_per_sec: %.1f\n", r->kbit_mean);
     printf("errors: %llu\n", (unsigned long long) r->errors);
     printf("measured_sec: %.2f\n", r->measured);
+    lg_report_cpu(r);
     printf("ops_total: %llu\n", (unsigned long long) r->ops_all);
     printf("connections_opened: %llu\n", (unsigned long long) r->conns);
     printf("posts: %llu sent, %llu answered\n",
@@ -2007,18 +2131,21 @@ lg_search(void)
     hi = lg_conf.max;
     best = 0;
     printf("| N | Conforming | Percent | ops/s | Response ms | kbit/s "
-           "| Errors | valid |\n");
+           "| Errors | valid | client CPU | client us/op |\n");
     printf("|--:|-----------:|--------:|------:|------------:|-------:"
-           "|-------:|:-----:|\n");
+           "|-------:|:-----:|-----------:|-------------:|\n");
     fflush(stdout);
     while (lo <= hi && !lg_interrupted) {
         mid = lo + (hi - lo) / 2;
         if (lg_run(mid, &r) != GN_OK) {
             return 1;
         }
-        printf("| %d | %d | %.1f%% | %.1f | %.1f | %.1f | %llu | %s |\n",
+        printf("| %d | %d | %.1f%% | %.1f | %.1f | %.1f | %llu | %s "
+               "| %.0f%% | %.2f |\n",
                mid, r.conforming, r.pct, r.ops_s, r.resp_ms, r.kbit_mean,
-               (unsigned long long) r.errors, lg_probe_ok(&r) ? "yes" : "no");
+               (unsigned long long) r.errors, lg_probe_ok(&r) ? "yes" : "no",
+               r.measured > 0 ? 100 * r.cpu_self / r.measured : 0,
+               r.ops > 0 ? r.cpu_self * 1e6 / r.ops : 0);
         fflush(stdout);
         if (lg_probe_ok(&r)) {
             best = mid;
@@ -2044,7 +2171,8 @@ lg_usage(void)
         "         -C ROOT -n CONNS [--rampup S --time S --rampdown S]\n"
         "         [--search [--min N --max N]] [--static-only] [--seed S]\n"
         "         [--cgi-url URL] [--dyn-url URL] [--priority STR] "
-        "[--verbose]\n");
+        "[--verbose]\n"
+        "         [--server-pid PID]\n");
 }
 
 
@@ -2068,7 +2196,7 @@ lg_options(int argc, char **argv)
         { "static-only", 0, NULL, 'o' },  { "seed", 1, NULL, 's' },
         { "cgi-url", 1, NULL, 'g' },      { "dyn-url", 1, NULL, 'y' },
         { "priority", 1, NULL, 'P' },     { "verbose", 0, NULL, 'v' },
-        { "help", 0, NULL, 'H' },
+        { "server-pid", 1, NULL, 'Q' },   { "help", 0, NULL, 'H' },
         { NULL, 0, NULL, 0 }
     };
     int  c;
@@ -2107,6 +2235,7 @@ lg_options(int argc, char **argv)
         case 'y': lg_conf.dyn_url = optarg; break;
         case 'P': lg_conf.priority = optarg; break;
         case 'v': lg_conf.verbose = 1; break;
+        case 'Q': lg_conf.server_pid = (pid_t) atoi(optarg); break;
         default:
             lg_usage();
             return GN_ERROR;
