@@ -59,6 +59,10 @@
 #define LG_HDR_MAX          4096
 #define LG_OP_TIMEOUT       30.0
 #define LG_DRAIN_TIMEOUT    20.0
+#define LG_EV_IN            (EPOLLIN | EPOLLRDHUP)
+#define LG_PRIORITY                                                         \
+    "NORMAL:-GROUP-ALL:+GROUP-X25519:+GROUP-SECP256R1:+GROUP-SECP384R1"     \
+    ":+GROUP-SECP521R1"
 
 
 #define LG_WRAP_HEAD                                                        \
@@ -109,7 +113,6 @@ static const char  *lg_kind_names[LG_NKINDS] = {
 
 typedef enum {
     LG_S_IDLE = 0,      /* waiting for its pacing time, no connection */
-    LG_S_CONNECTING,
     LG_S_HANDSHAKE,
     LG_S_WAIT,          /* connection open, waiting for pacing time */
     LG_S_SENDING,
@@ -134,6 +137,7 @@ typedef enum {
 typedef struct {
     int64_t             size;       /* -1: not known yet, -2: missing */
     uint32_t            crc;
+    uint32_t            tag_crc;    /* class 1, 2: see lg_crc_tags() */
 } lg_file_t;
 
 
@@ -164,13 +168,15 @@ typedef struct lg_slot_s {
     int                 num;
     int                 user;
     int                 close_after;
+    int                 peer_closed;    /* the FIN was read with the end */
     char                req[1024];
     size_t              req_len;
     size_t              req_sent;
     double              op_start;
 
     /* the response */
-    char                hdr[LG_HDR_MAX];
+    char               *hdr;        /* LG_HDR_MAX, when a header block
+                                       arrives in pieces */
     size_t              hdr_len;
     int                 status;
     int64_t             clen;
@@ -187,6 +193,12 @@ typedef struct lg_slot_s {
     size_t              buf_len;
     size_t              buf_cap;
 } lg_slot_t;
+
+
+typedef struct {
+    double              wake;
+    lg_slot_t          *slot;
+} lg_timer_t;
 
 
 typedef struct {
@@ -247,7 +259,7 @@ static gnutls_certificate_credentials_t  lg_cred;
 static gnutls_priority_t                 lg_prio;
 static int                               lg_ep = -1;
 static lg_slot_t                        *lg_slots;
-static lg_slot_t                       **lg_heap;
+static lg_timer_t                       *lg_heap;
 static int                               lg_heap_n;
 static lg_file_t                        *lg_files;
 static int                               lg_numdirs;
@@ -269,7 +281,10 @@ static const double  lg_class_freq[4] = { 0.35, 0.50, 0.14, 0.01 };
 
 
 static void lg_slot_next(lg_slot_t *s, double now);
-static void lg_slot_read(lg_slot_t *s, double now);
+static void lg_slot_continue(lg_slot_t *s, double now);
+static void lg_slot_start_op(lg_slot_t *s, double now);
+static void lg_slot_read(lg_slot_t *s, double now, uint32_t ev);
+static void lg_slot_send(lg_slot_t *s, double now);
 static void lg_slot_fail(lg_slot_t *s, lg_err_e e, double now,
     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
@@ -433,7 +448,104 @@ lg_zipf_cdf(double *cdf, int n)
 
 /* ---- CRC-32C ------------------------------------------------------------- */
 
+/*
+ * Every response body goes through the CRC, so on x86-64 it runs three
+ * independent crc32 instruction streams over three blocks (the
+ * instruction's latency is three times its throughput) and joins them
+ * with "shift by N zero bytes" tables: crc(A B) = shift(crc(A), |B|) ^
+ * crc0(B) for the raw CRC register (the method of Mark Adler's crc32c.c).
+ */
+
+#define LG_CRC_POLY         0x82f63b78
+#define LG_CRC_LONG         8192
+#define LG_CRC_SHORT        256
+
 static uint32_t  lg_crc_table[256];
+static uint32_t  lg_crc_long[4][256];
+static uint32_t  lg_crc_short[4][256];
+
+
+static uint32_t
+lg_gf2_times(const uint32_t *mat, uint32_t vec)
+{
+    uint32_t  sum;
+
+    sum = 0;
+    while (vec) {
+        if (vec & 1) {
+            sum ^= *mat;
+        }
+        vec >>= 1;
+        mat++;
+    }
+    return sum;
+}
+
+
+static void
+lg_gf2_square(uint32_t *square, const uint32_t *mat)
+{
+    int  n;
+
+    for (n = 0; n < 32; n++) {
+        square[n] = lg_gf2_times(mat, mat[n]);
+    }
+}
+
+
+/* Fills zeros[][] so that lg_crc_shift() appends `len` zero bytes. */
+static void
+lg_crc_zeros(uint32_t zeros[4][256], size_t len)
+{
+    uint32_t  op[32], sq[32], row;
+    int       n, i;
+
+    /* op: one zero bit; squared three times: one zero byte */
+    op[0] = LG_CRC_POLY;
+    row = 1;
+    for (n = 1; n < 32; n++) {
+        op[n] = row;
+        row <<= 1;
+    }
+    for (i = 0; i < 3; i++) {
+        lg_gf2_square(sq, op);
+        memcpy(op, sq, sizeof(op));
+    }
+    /* res = op^len by squaring */
+    memcpy(sq, op, sizeof(sq));
+    for (n = 0; n < 32; n++) {
+        op[n] = 1u << n;                /* identity */
+    }
+    while (len) {
+        uint32_t  t[32];
+
+        if (len & 1) {
+            for (n = 0; n < 32; n++) {
+                t[n] = lg_gf2_times(sq, op[n]);
+            }
+            memcpy(op, t, sizeof(op));
+        }
+        len >>= 1;
+        if (len) {
+            lg_gf2_square(t, sq);
+            memcpy(sq, t, sizeof(sq));
+        }
+    }
+    for (n = 0; n < 256; n++) {
+        zeros[0][n] = lg_gf2_times(op, n);
+        zeros[1][n] = lg_gf2_times(op, (uint32_t) n << 8);
+        zeros[2][n] = lg_gf2_times(op, (uint32_t) n << 16);
+        zeros[3][n] = lg_gf2_times(op, (uint32_t) n << 24);
+    }
+}
+
+
+static uint32_t
+lg_crc_shift(uint32_t zeros[4][256], uint32_t c)
+{
+    return zeros[0][c & 0xff] ^ zeros[1][(c >> 8) & 0xff]
+           ^ zeros[2][(c >> 16) & 0xff] ^ zeros[3][c >> 24];
+}
 
 
 static void
@@ -445,10 +557,12 @@ lg_crc_init(void)
     for (i = 0; i < 256; i++) {
         c = i;
         for (k = 0; k < 8; k++) {
-            c = (c & 1) ? (c >> 1) ^ 0x82f63b78 : c >> 1;
+            c = (c & 1) ? (c >> 1) ^ LG_CRC_POLY : c >> 1;
         }
         lg_crc_table[i] = c;
     }
+    lg_crc_zeros(lg_crc_long, LG_CRC_LONG);
+    lg_crc_zeros(lg_crc_short, LG_CRC_SHORT);
 #if defined(__x86_64__)
     __builtin_cpu_init();
     lg_crc_hw = __builtin_cpu_supports("sse4.2");
@@ -457,12 +571,49 @@ lg_crc_init(void)
 
 
 #if defined(__x86_64__)
+
+/* Three streams over blocks of `block` bytes each, while 3 fit. */
+__attribute__((target("sse4.2")))
+static uint32_t
+lg_crc_hw_3way(uint32_t c, const unsigned char **pp, size_t *np,
+    size_t block, uint32_t zeros[4][256])
+{
+    const unsigned char  *p, *end;
+    uint64_t              c0, c1, c2, w0, w1, w2;
+
+    p = *pp;
+    c0 = c;
+    while (*np >= 3 * block) {
+        c1 = 0;
+        c2 = 0;
+        end = p + block;
+        do {
+            memcpy(&w0, p, 8);
+            memcpy(&w1, p + block, 8);
+            memcpy(&w2, p + 2 * block, 8);
+            c0 = __builtin_ia32_crc32di(c0, w0);
+            c1 = __builtin_ia32_crc32di(c1, w1);
+            c2 = __builtin_ia32_crc32di(c2, w2);
+            p += 8;
+        } while (p < end);
+        c0 = lg_crc_shift(zeros, (uint32_t) c0) ^ (uint32_t) c1;
+        c0 = lg_crc_shift(zeros, (uint32_t) c0) ^ (uint32_t) c2;
+        p += 2 * block;
+        *np -= 3 * block;
+    }
+    *pp = p;
+    return (uint32_t) c0;
+}
+
+
 __attribute__((target("sse4.2")))
 static uint32_t
 lg_crc_hw_update(uint32_t c, const unsigned char *p, size_t n)
 {
     uint64_t  c64, w;
 
+    c = lg_crc_hw_3way(c, &p, &n, LG_CRC_LONG, lg_crc_long);
+    c = lg_crc_hw_3way(c, &p, &n, LG_CRC_SHORT, lg_crc_short);
     c64 = c;
     while (n >= 8) {
         memcpy(&w, p, 8);
@@ -558,6 +709,53 @@ lg_file_read(int dir, int cls, int num, char **out)
 }
 
 
+/*
+ * The CRC-32C of a page body with the variable part of every ad tag
+ * (the 14 bytes "NNNNN/classX_Y" after LG_TAG_HEAD) read as
+ * "00000/class0_0".  A CAD response of class 1 or 2 is its file with
+ * every tag rewritten, so it must give the file's tag_crc: that checks
+ * every byte outside the tags without reading the file again.  Each tag
+ * of `p` must be well formed and, when `want` is given, carry it.
+ * Returns -1, or LG_E_ADTAG (the CRC is computed all the same).
+ */
+static int
+lg_crc_tags(const char *p, size_t n, const char *want, uint32_t *crc)
+{
+    static const char  zero[14] = "00000/class0_0";
+    const char        *end, *t, *v;
+    size_t             hl;
+    uint32_t           c;
+    int                e, i;
+
+    hl = sizeof(LG_TAG_HEAD) - 1;
+    end = p + n;
+    c = ~0u;
+    e = -1;
+    while (p < end
+           && (t = memmem(p, end - p, LG_TAG_HEAD, hl)) != NULL
+           && (size_t) (end - t) >= LG_TAG_LEN)
+    {
+        v = t + hl;
+        c = lg_crc_update(c, p, v - p);
+        c = lg_crc_update(c, zero, sizeof(zero));
+        for (i = 0; i < 5; i++) {
+            if (v[i] < '0' || v[i] > '9') {
+                e = LG_E_ADTAG;
+            }
+        }
+        if (memcmp(v + 5, "/class", 6) != 0 || v[11] < '0' || v[11] > '3'
+            || v[12] != '_' || v[13] < '0' || v[13] > '8'
+            || (want != NULL && memcmp(v, want, 14) != 0))
+        {
+            e = LG_E_ADTAG;
+        }
+        p = v + 14;
+    }
+    *crc = ~lg_crc_update(c, p, end - p);
+    return e;
+}
+
+
 static lg_file_t *
 lg_file_get(int dir, int cls, int num)
 {
@@ -573,6 +771,9 @@ lg_file_get(int dir, int cls, int num)
         } else {
             f->size = n;
             f->crc = ~lg_crc_update(~0u, b, n);
+            if (cls == 1 || cls == 2) {
+                (void) lg_crc_tags(b, n, NULL, &f->tag_crc);
+            }
             free(b);
         }
     }
@@ -632,81 +833,107 @@ lg_numdirs_for(int conns)
 
 /* ---- timers: a binary min-heap of slots by wake time --------------------- */
 
+/*
+ * The wake time is kept in the heap entry itself: with tens of thousands
+ * of slots of several KB each, a comparison that went through the slot
+ * pointer was a cache (and TLB) miss per level, and the heap was the
+ * largest user-space cost of the first version.
+ */
 static void
-lg_heap_swap(int a, int b)
+lg_heap_place(int i, lg_timer_t t)
 {
-    lg_slot_t  *t;
-
-    t = lg_heap[a];
-    lg_heap[a] = lg_heap[b];
-    lg_heap[b] = t;
-    lg_heap[a]->heap_idx = a;
-    lg_heap[b]->heap_idx = b;
+    lg_heap[i] = t;
+    t.slot->heap_idx = i;
 }
 
 
 static void
-lg_heap_up(int i)
+lg_heap_up(int i, lg_timer_t t)
 {
-    while (i > 0 && lg_heap[(i - 1) / 2]->wake > lg_heap[i]->wake) {
-        lg_heap_swap(i, (i - 1) / 2);
-        i = (i - 1) / 2;
+    int  parent;
+
+    while (i > 0) {
+        parent = (i - 1) / 2;
+        if (lg_heap[parent].wake <= t.wake) {
+            break;
+        }
+        lg_heap_place(i, lg_heap[parent]);
+        i = parent;
     }
+    lg_heap_place(i, t);
 }
 
 
 static void
-lg_heap_down(int i)
+lg_heap_down(int i, lg_timer_t t)
 {
     int  l, m;
 
     for ( ;; ) {
         l = 2 * i + 1;
-        m = i;
-        if (l < lg_heap_n && lg_heap[l]->wake < lg_heap[m]->wake) {
-            m = l;
+        if (l >= lg_heap_n) {
+            break;
         }
-        if (l + 1 < lg_heap_n && lg_heap[l + 1]->wake < lg_heap[m]->wake) {
-            m = l + 1;
+        m = (l + 1 < lg_heap_n && lg_heap[l + 1].wake < lg_heap[l].wake)
+            ? l + 1 : l;
+        if (t.wake <= lg_heap[m].wake) {
+            break;
         }
-        if (m == i) {
-            return;
-        }
-        lg_heap_swap(i, m);
+        lg_heap_place(i, lg_heap[m]);
         i = m;
     }
+    lg_heap_place(i, t);
 }
 
 
 static void
 lg_timer_del(lg_slot_t *s)
 {
-    int  i;
+    int         i;
+    lg_timer_t  last;
 
     i = s->heap_idx;
     if (i < 0) {
         return;
     }
     s->heap_idx = -1;
-    lg_heap_n--;
+    last = lg_heap[--lg_heap_n];
     if (i == lg_heap_n) {
         return;
     }
-    lg_heap[i] = lg_heap[lg_heap_n];
-    lg_heap[i]->heap_idx = i;
-    lg_heap_up(i);
-    lg_heap_down(lg_heap[i]->heap_idx);
+    if (i > 0 && last.wake < lg_heap[(i - 1) / 2].wake) {
+        lg_heap_up(i, last);
+    } else {
+        lg_heap_down(i, last);
+    }
 }
 
 
 static void
 lg_timer_set(lg_slot_t *s, double when)
 {
-    lg_timer_del(s);
+    lg_timer_t  t;
+    int         i;
+
+    t.wake = when;
+    t.slot = s;
     s->wake = when;
-    s->heap_idx = lg_heap_n;
-    lg_heap[lg_heap_n++] = s;
-    lg_heap_up(s->heap_idx);
+    i = s->heap_idx;
+    if (i < 0) {
+        lg_heap_up(lg_heap_n++, t);
+    } else if (i > 0 && when < lg_heap[(i - 1) / 2].wake) {
+        lg_heap_up(i, t);
+    } else {
+        lg_heap_down(i, t);
+    }
+}
+
+
+/* The earliest wake time; the heap must not be empty. */
+static double
+lg_timer_first(void)
+{
+    return lg_heap[0].wake;
 }
 
 
@@ -744,30 +971,21 @@ lg_conn_close(lg_slot_t *s)
 }
 
 
-static int
-lg_conn_open(lg_slot_t *s, double now)
+/* A send or handshake failed on a new connection: connect error or not. */
+static lg_err_e
+lg_conn_error(lg_slot_t *s, lg_err_e e, int *err)
 {
-    int  fd, one, rc;
+    socklen_t  len;
 
-    fd = socket(lg_addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-                0);
-    if (fd == -1) {
-        lg_slot_fail(s, LG_E_CONNECT, now, "socket(): %s", strerror(errno));
-        return GN_ERROR;
+    *err = 0;
+    len = sizeof(*err);
+    if (s->conn_reqs == 0 && s->fd != -1
+        && getsockopt(s->fd, SOL_SOCKET, SO_ERROR, err, &len) == 0
+        && *err != 0)
+    {
+        return LG_E_CONNECT;
     }
-    one = 1;
-    (void) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    s->fd = fd;
-    s->ep_events = -1;
-    lg_res.conns++;
-    rc = connect(fd, (struct sockaddr *) &lg_addr, lg_addrlen);
-    if (rc == -1 && errno != EINPROGRESS) {
-        lg_slot_fail(s, LG_E_CONNECT, now, "connect(): %s", strerror(errno));
-        return GN_ERROR;
-    }
-    s->state = LG_S_CONNECTING;
-    lg_ep_set(s, EPOLLOUT);
-    return GN_OK;
+    return e;
 }
 
 
@@ -776,7 +994,13 @@ lg_tls_start(lg_slot_t *s, double now)
 {
     const char  *sni;
 
-    if (gnutls_init(&s->tls, GNUTLS_CLIENT | GNUTLS_NONBLOCK) != 0) {
+    /* one TLS 1.3 key share, for the first group of the priority (X25519
+     * by default): GnuTLS makes two by default (X25519 and P-256), and
+     * the unused key generation was a large part of a handshake's cost
+     * on the client; the server does the same work either way */
+    if (gnutls_init(&s->tls, GNUTLS_CLIENT | GNUTLS_NONBLOCK
+                             | GNUTLS_KEY_SHARE_TOP) != 0)
+    {
         s->tls = NULL;
         lg_slot_fail(s, LG_E_TLS, now, "gnutls_init() failed");
         return GN_ERROR;
@@ -804,16 +1028,22 @@ lg_tls_start(lg_slot_t *s, double now)
 static int
 lg_tls_handshake(lg_slot_t *s, double now)
 {
-    int  rc;
+    int  rc, err;
 
     rc = gnutls_handshake(s->tls);
     if (rc == GNUTLS_E_AGAIN || rc == GNUTLS_E_INTERRUPTED) {
         lg_ep_set(s, gnutls_record_get_direction(s->tls) ? EPOLLOUT
-                                                         : EPOLLIN);
+                                                         : LG_EV_IN);
         return GN_AGAIN;
     }
     if (rc < 0) {
-        lg_slot_fail(s, LG_E_TLS, now, "handshake: %s", gnutls_strerror(rc));
+        if (lg_conn_error(s, LG_E_TLS, &err) == LG_E_CONNECT) {
+            lg_slot_fail(s, LG_E_CONNECT, now, "connect(): %s",
+                         strerror(err));
+        } else {
+            lg_slot_fail(s, LG_E_TLS, now, "handshake: %s",
+                         gnutls_strerror(rc));
+        }
         return GN_ERROR;
     }
     if (gnutls_session_is_resumed(s->tls)) {
@@ -847,6 +1077,52 @@ lg_tls_save(lg_slot_t *s)
         gnutls_free(s->saved.data);
     }
     s->saved = d;
+}
+
+
+/*
+ * Opens the slot's connection and goes straight on to the request (or
+ * the ClientHello): no wait for EPOLLOUT, no getsockopt(SO_ERROR).  On
+ * loopback the handshake is usually complete when connect() returns;
+ * when it is not, the send gets EAGAIN and EPOLLOUT is asked for, and a
+ * refused connection shows as the send's error (counted as "connect").
+ */
+static int
+lg_conn_open(lg_slot_t *s, double now)
+{
+    int  fd, one, rc;
+
+    fd = socket(lg_addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+                0);
+    if (fd == -1) {
+        lg_slot_fail(s, LG_E_CONNECT, now, "socket(): %s", strerror(errno));
+        return GN_ERROR;
+    }
+    if (lg_conf.tls) {
+        /* the request follows the Finished record before its ACK: Nagle
+         * would hold it; a plain request is one send(), never held */
+        one = 1;
+        (void) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    }
+    s->fd = fd;
+    s->ep_events = -1;
+    lg_res.conns++;
+    rc = connect(fd, (struct sockaddr *) &lg_addr, lg_addrlen);
+    if (rc == -1 && errno != EINPROGRESS) {
+        lg_slot_fail(s, LG_E_CONNECT, now, "connect(): %s", strerror(errno));
+        return GN_ERROR;
+    }
+    if (lg_conf.tls) {
+        if (lg_tls_start(s, now) != GN_OK) {
+            return GN_ERROR;
+        }
+        if (lg_tls_handshake(s, now) != GN_OK) {
+            return GN_OK;           /* in progress, or failed */
+        }
+    }
+    s->state = LG_S_SENDING;
+    lg_slot_send(s, now);
+    return GN_OK;
 }
 
 
@@ -999,6 +1275,7 @@ lg_build_request(lg_slot_t *s)
     s->chunked = 0;
     s->server_close = 0;
     s->cookie[0] = '\0';
+    s->peer_closed = 0;
     s->crc = ~0u;
     s->body_len = 0;
     s->buf_len = 0;
@@ -1025,69 +1302,32 @@ static int
 lg_check_pre(lg_slot_t *s, const char *p, size_t n, int ad)
 {
     lg_file_t  *f;
-    char       *file, want[16];
-    int64_t     fsize;
-    size_t      i, hl;
-    int         rewrite;
+    char        want[16];
+    uint32_t    crc;
+    int         e;
 
     f = lg_file_get(s->dir, s->cls, s->num);
-    if (f->size < 0) {
+    if (f->size < 0 || (int64_t) n != f->size) {
         return LG_E_CONTENT;
     }
-    if ((int64_t) n != f->size) {
-        return LG_E_CONTENT;
+    if (s->kind == LG_CAD && (s->cls == 1 || s->cls == 2)) {
+        /* the tags are rewritten: to the ad's file when there is one */
+        if (ad >= 0) {
+            snprintf(want, sizeof(want), "%05d/class%d_%d", ad / 36,
+                     (ad % 36) / 9, ad % 9);
+        }
+        e = lg_crc_tags(p, n, ad >= 0 ? want : NULL, &crc);
+        if (e != -1) {
+            return e;
+        }
+        return crc == f->tag_crc ? -1 : LG_E_CONTENT;
     }
-    rewrite = (s->kind == LG_CAD && (s->cls == 1 || s->cls == 2));
-    if (!rewrite && ~lg_crc_update(~0u, p, n) == f->crc) {
+    if (~lg_crc_update(~0u, p, n) == f->crc) {
         return -1;
     }
-
-    /* the slow path: byte for byte, tags compared by their syntax */
-    fsize = lg_file_read(s->dir, s->cls, s->num, &file);
-    if (fsize != (int64_t) n) {
-        if (fsize >= 0) {
-            free(file);
-        }
-        return LG_E_CONTENT;
-    }
-    hl = sizeof(LG_TAG_HEAD) - 1;
-    if (ad >= 0) {
-        snprintf(want, sizeof(want), "%05d/class%d_%d", ad / 36,
-                 (ad % 36) / 9, ad % 9);
-    }
-    for (i = 0; i < n; i++) {
-        if (i + LG_TAG_LEN <= n && file[i] == '<'
-            && memcmp(file + i, LG_TAG_HEAD, hl) == 0)
-        {
-            const char  *t = p + i + hl;
-
-            if (memcmp(p + i, LG_TAG_HEAD, hl) != 0
-                || strspn(t, "0123456789") < 5
-                || memcmp(t + 5, "/class", 6) != 0
-                || t[11] < '0' || t[11] > '3' || t[12] != '_'
-                || t[13] < '0' || t[13] > '8')
-            {
-                free(file);
-                return LG_E_ADTAG;
-            }
-            if (rewrite && ad >= 0 && memcmp(t, want, 14) != 0) {
-                free(file);
-                return LG_E_ADTAG;
-            }
-            if (!rewrite && memcmp(t, file + i + hl, 14) != 0) {
-                free(file);
-                return LG_E_CONTENT;
-            }
-            i += hl + 13;
-            continue;
-        }
-        if (p[i] != file[i]) {
-            free(file);
-            return LG_E_CONTENT;
-        }
-    }
-    free(file);
-    return -1;
+    /* an error: a malformed ad tag is told apart from other content */
+    return lg_crc_tags(p, n, NULL, &crc) == LG_E_ADTAG ? LG_E_ADTAG
+                                                       : LG_E_CONTENT;
 }
 
 
@@ -1228,21 +1468,21 @@ lg_header_is(const char *line, const char *name, const char **value)
 }
 
 
-/* Parses the header block in s->hdr (NUL-terminated at the blank line). */
+/* Parses a header block, NUL-terminated after the last line's CRLF. */
 static int
-lg_parse_headers(lg_slot_t *s)
+lg_parse_headers(lg_slot_t *s, char *hdr)
 {
     char        *line, *next, *cr;
     const char  *v;
 
-    if (strncmp(s->hdr, "HTTP/1.", 7) != 0 || s->hdr[8] != ' ') {
+    if (strncmp(hdr, "HTTP/1.", 7) != 0 || hdr[8] != ' ') {
         return GN_ERROR;
     }
-    s->status = atoi(s->hdr + 9);
-    if (s->hdr[7] == '0') {
+    s->status = atoi(hdr + 9);
+    if (hdr[7] == '0') {
         s->server_close = 1;
     }
-    line = strchr(s->hdr, '\n');
+    line = strchr(hdr, '\n');
     while (line != NULL && *++line != '\0') {
         next = strchr(line, '\n');
         if (next != NULL) {
@@ -1477,25 +1717,26 @@ lg_slot_op_done(lg_slot_t *s, double now)
         return;
     }
     s->reqs_left--;
-    if (s->reqs_left > 0 && !s->server_close && e == -1) {
+    if (s->reqs_left > 0 && !s->server_close && e == -1
+        && !s->peer_closed)
+    {
         s->state = LG_S_WAIT;
-        lg_ep_set(s, EPOLLIN);
-        lg_slot_next(s, now);
+        lg_slot_continue(s, now);
         return;
     }
-    if (!s->server_close && !s->close_after) {
+    if (s->peer_closed || (!s->server_close && !s->close_after)) {
+        /* the server's FIN has been read already, or it is not awaited */
         lg_conn_close(s);
         s->state = LG_S_IDLE;
-        lg_slot_next(s, now);
+        lg_slot_continue(s, now);
         return;
     }
     /* let the server close first: its side keeps the TIME_WAIT */
     s->state = LG_S_CLOSING;
-    lg_ep_set(s, EPOLLIN);
     lg_timer_set(s, now + 5.0);
     if (s->tls != NULL) {
         /* GnuTLS may hold the close_notify already: no event would come */
-        lg_slot_read(s, now);
+        lg_slot_read(s, now, 0);
     }
 }
 
@@ -1524,10 +1765,30 @@ lg_slot_next(lg_slot_t *s, double now)
 }
 
 
+/*
+ * After a response (state LG_S_WAIT or LG_S_IDLE): a slot that is at or
+ * behind its pacing line sends (or connects) at once instead of going
+ * through the timer heap and another epoll_wait().  Not for the failure
+ * paths, which must not loop against a refusing server.
+ */
+static void
+lg_slot_continue(lg_slot_t *s, double now)
+{
+    if (s->kind != LG_FETCH && !lg_stopping && now < lg_tend
+        && s->start + s->bytes * 8.0 / LG_LINE_BPS <= now)
+    {
+        lg_slot_start_op(s, now);
+        return;
+    }
+    lg_slot_next(s, now);
+}
+
+
 static void
 lg_slot_send(lg_slot_t *s, double now)
 {
     ssize_t  n;
+    int      err;
 
     while (s->req_sent < s->req_len) {
         n = lg_io_send(s, s->req + s->req_sent, s->req_len - s->req_sent);
@@ -1536,7 +1797,13 @@ lg_slot_send(lg_slot_t *s, double now)
             return;
         }
         if (n < 0) {
-            lg_slot_fail(s, LG_E_IO, now, "send failed");
+            err = errno;
+            if (lg_conn_error(s, LG_E_IO, &err) == LG_E_CONNECT) {
+                lg_slot_fail(s, LG_E_CONNECT, now, "connect(): %s",
+                             strerror(err));
+            } else {
+                lg_slot_fail(s, LG_E_IO, now, "send failed");
+            }
             return;
         }
         s->req_sent += n;
@@ -1545,7 +1812,7 @@ lg_slot_send(lg_slot_t *s, double now)
         lg_res.posts_sent++;
     }
     s->state = LG_S_HEADERS;
-    lg_ep_set(s, EPOLLIN);
+    lg_ep_set(s, LG_EV_IN);
 }
 
 
@@ -1567,9 +1834,7 @@ lg_slot_start_op(lg_slot_t *s, double now)
         }
         s->conn_reqs = 0;
         lg_build_request(s);
-        if (lg_conn_open(s, now) != GN_OK) {
-            return;
-        }
+        (void) lg_conn_open(s, now);
         return;
     }
     lg_build_request(s);
@@ -1578,12 +1843,66 @@ lg_slot_start_op(lg_slot_t *s, double now)
 }
 
 
-static void
-lg_slot_read(lg_slot_t *s, double now)
+/*
+ * The header block, from the bytes just read: parsed where it lies when
+ * it is whole (the usual case: no copy, the slot's header buffer is not
+ * touched), else gathered in s->hdr.  Sets *used to the header bytes of
+ * `b`.  Returns GN_OK (parsed), GN_AGAIN (incomplete), GN_ERROR (bad) or
+ * GN_DONE (longer than LG_HDR_MAX).
+ */
+static int
+lg_slot_headers(lg_slot_t *s, char *b, size_t n, size_t *used)
 {
-    char     b[65536], *eoh;
+    char    *eoh;
+    size_t   room;
+
+    if (s->hdr_len == 0) {
+        eoh = memmem(b, n, "\r\n\r\n", 4);
+        if (eoh != NULL) {
+            *used = eoh + 4 - b;
+            s->hdr_len = *used;
+            if (s->hdr_len > LG_HDR_MAX - 1) {
+                return GN_DONE;
+            }
+            eoh[2] = '\0';
+            return lg_parse_headers(s, b);
+        }
+    }
+    if (s->hdr == NULL) {
+        s->hdr = malloc(LG_HDR_MAX);
+        if (s->hdr == NULL) {
+            return GN_ERROR;
+        }
+    }
+    room = LG_HDR_MAX - 1 - s->hdr_len;
+    *used = n < room ? n : room;
+    memcpy(s->hdr + s->hdr_len, b, *used);
+    s->hdr_len += *used;
+    s->hdr[s->hdr_len] = '\0';
+    eoh = strstr(s->hdr, "\r\n\r\n");
+    if (eoh == NULL) {
+        return s->hdr_len >= LG_HDR_MAX - 1 ? GN_DONE : GN_AGAIN;
+    }
+    *used -= s->hdr_len - (eoh + 4 - s->hdr);
+    eoh[2] = '\0';
+    s->hdr_len = eoh + 4 - s->hdr;
+    return lg_parse_headers(s, s->hdr);
+}
+
+
+/*
+ * Reads what the socket holds (one recv() per readiness when it holds
+ * less than the buffer).  `ev` are the epoll events that led here:
+ * EPOLLRDHUP then means the server's FIN was queued before the read, so
+ * a short read that completes the response has reached the FIN too and
+ * the slot need not wait for (and read) it separately.
+ */
+static void
+lg_slot_read(lg_slot_t *s, double now, uint32_t ev)
+{
+    char     b[65536];
     ssize_t  n;
-    size_t   room, used;
+    size_t   used;
     int      rc;
 
     for ( ;; ) {
@@ -1600,7 +1919,7 @@ lg_slot_read(lg_slot_t *s, double now)
             if (s->state == LG_S_CLOSING) {
                 lg_conn_close(s);
                 s->state = LG_S_IDLE;
-                lg_slot_next(s, now);
+                lg_slot_continue(s, now);
                 return;
             }
             lg_slot_fail(s, s->hdr_len ? LG_E_FRAMING : LG_E_IO, now,
@@ -1617,24 +1936,14 @@ lg_slot_read(lg_slot_t *s, double now)
         }
         used = 0;
         if (s->state == LG_S_HEADERS) {
-            room = LG_HDR_MAX - 1 - s->hdr_len;
-            used = (size_t) n < room ? (size_t) n : room;
-            memcpy(s->hdr + s->hdr_len, b, used);
-            s->hdr_len += used;
-            s->hdr[s->hdr_len] = '\0';
-            eoh = strstr(s->hdr, "\r\n\r\n");
-            if (eoh == NULL) {
-                if (s->hdr_len >= LG_HDR_MAX - 1) {
-                    lg_slot_fail(s, LG_E_FRAMING, now, "header too long");
-                    return;
-                }
+            rc = lg_slot_headers(s, b, n, &used);
+            if (rc == GN_AGAIN) {
                 continue;
             }
-            used -= s->hdr_len - (eoh + 4 - s->hdr);
-            eoh[2] = '\0';
-            s->hdr_len = eoh + 4 - s->hdr;
-            if (lg_parse_headers(s) != GN_OK) {
-                lg_slot_fail(s, LG_E_FRAMING, now, "bad header block");
+            if (rc != GN_OK) {
+                lg_slot_fail(s, LG_E_FRAMING, now, "%s",
+                             rc == GN_DONE ? "header too long"
+                                           : "bad header block");
                 return;
             }
             s->state = LG_S_BODY;
@@ -1645,6 +1954,8 @@ lg_slot_read(lg_slot_t *s, double now)
             return;
         }
         if (rc == GN_DONE) {
+            s->peer_closed = s->tls == NULL && (ev & EPOLLRDHUP)
+                             && (size_t) n < sizeof(b);
             lg_slot_op_done(s, now);
             return;
         }
@@ -1660,29 +1971,7 @@ lg_slot_read(lg_slot_t *s, double now)
 static void
 lg_slot_event(lg_slot_t *s, uint32_t ev, double now)
 {
-    int        err;
-    socklen_t  len;
-
     switch (s->state) {
-    case LG_S_CONNECTING:
-        err = 0;
-        len = sizeof(err);
-        (void) getsockopt(s->fd, SOL_SOCKET, SO_ERROR, &err, &len);
-        if (err != 0) {
-            lg_slot_fail(s, LG_E_CONNECT, now, "connect(): %s",
-                         strerror(err));
-            return;
-        }
-        if (lg_conf.tls) {
-            if (lg_tls_start(s, now) != GN_OK) {
-                return;
-            }
-        } else {
-            s->state = LG_S_SENDING;
-            lg_slot_send(s, now);
-            return;
-        }
-        /* fall through */
     case LG_S_HANDSHAKE:
         if (lg_tls_handshake(s, now) != GN_OK) {
             return;
@@ -1696,7 +1985,7 @@ lg_slot_event(lg_slot_t *s, uint32_t ev, double now)
     case LG_S_HEADERS:
     case LG_S_BODY:
     case LG_S_CLOSING:
-        lg_slot_read(s, now);
+        lg_slot_read(s, now, ev);
         return;
     case LG_S_WAIT:
         /* the server closed an idle keep-alive connection (or sent
@@ -1788,14 +2077,14 @@ lg_loop(double deadline, int measure)
         if (now >= deadline) {
             break;
         }
-        while (lg_heap_n > 0 && lg_heap[0]->wake <= now) {
-            s = lg_heap[0];
+        while (lg_heap_n > 0 && lg_timer_first() <= now) {
+            s = lg_heap[0].slot;
             lg_timer_del(s);
             lg_slot_timer(s, now);
         }
         next = deadline;
-        if (lg_heap_n > 0 && lg_heap[0]->wake < next) {
-            next = lg_heap[0]->wake;
+        if (lg_heap_n > 0 && lg_timer_first() < next) {
+            next = lg_timer_first();
         }
         if (!marked0 && lg_t0 < next) {
             next = lg_t0;
@@ -1854,6 +2143,7 @@ lg_slot_free(lg_slot_t *s)
 {
     lg_conn_close(s);
     free(s->buf);
+    free(s->hdr);
     if (s->saved.data != NULL) {
         gnutls_free(s->saved.data);
     }
@@ -1943,7 +2233,7 @@ lg_run(int conns, lg_result_t *out)
     }
     lg_dir_cdf = malloc(lg_numdirs * sizeof(double));
     lg_slots = calloc(conns, sizeof(lg_slot_t));
-    lg_heap = calloc(conns + 1, sizeof(lg_slot_t *));
+    lg_heap = calloc(conns + 1, sizeof(lg_timer_t));
     lg_ep = epoll_create1(EPOLL_CLOEXEC);
     if (lg_dir_cdf == NULL || lg_slots == NULL || lg_heap == NULL
         || lg_ep == -1)
@@ -1983,7 +2273,7 @@ lg_run(int conns, lg_result_t *out)
     lg_loop(now + LG_DRAIN_TIMEOUT, 0);
     lg_res.drained = (lg_active == 0);
     for (i = 0; i < lg_heap_n; i++) {
-        lg_heap[i]->heap_idx = -1;
+        lg_heap[i].slot->heap_idx = -1;
     }
     lg_heap_n = 0;
 
@@ -2205,7 +2495,7 @@ lg_options(int argc, char **argv)
     lg_conf.port = NULL;
     lg_conf.cgi_url = "/cgi-bin/specweb99.cgi";
     lg_conf.dyn_url = "/specweb99";
-    lg_conf.priority = "NORMAL";
+    lg_conf.priority = LG_PRIORITY;
     lg_conf.resume_share = 50;
     lg_conf.conns = 10;
     lg_conf.rampup = 10;
