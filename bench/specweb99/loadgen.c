@@ -47,6 +47,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <gnutls/gnutls.h>
 
@@ -223,6 +224,7 @@ typedef struct {
     double              measured;
     double              cpu_self;       /* s of CPU in the interval */
     double              cpu_server;     /* same, --server-pid; < 0: none */
+    double              rate_sum;       /* bit/s, over the slots */
     int                 drained;
 } lg_result_t;
 
@@ -246,6 +248,7 @@ typedef struct {
     int                 static_only;
     uint64_t            seed;
     int                 verbose;
+    int                 procs;
     pid_t               server_pid;
     int                 dirs_on_disk;
     int                 users;
@@ -259,6 +262,7 @@ static gnutls_certificate_credentials_t  lg_cred;
 static gnutls_priority_t                 lg_prio;
 static int                               lg_ep = -1;
 static lg_slot_t                        *lg_slots;
+static int                               lg_nslots; /* in this process */
 static lg_timer_t                       *lg_heap;
 static int                               lg_heap_n;
 static lg_file_t                        *lg_files;
@@ -283,6 +287,8 @@ static const double  lg_class_freq[4] = { 0.35, 0.50, 0.14, 0.01 };
 static void lg_slot_next(lg_slot_t *s, double now);
 static void lg_slot_continue(lg_slot_t *s, double now);
 static void lg_slot_start_op(lg_slot_t *s, double now);
+static int lg_loop_init(int n);
+static void lg_loop_free(void);
 static void lg_slot_read(lg_slot_t *s, double now, uint32_t ev);
 static void lg_slot_send(lg_slot_t *s, double now);
 static void lg_slot_fail(lg_slot_t *s, lg_err_e e, double now,
@@ -2054,7 +2060,7 @@ lg_loop(double deadline, int measure)
     while (lg_active > 0 && !lg_interrupted) {
         now = lg_now();
         if (!marked0 && now >= lg_t0) {
-            for (i = 0; i < lg_conf.conns; i++) {
+            for (i = 0; i < lg_nslots; i++) {
                 lg_slots[i].m0 = lg_slot_m(&lg_slots[i], now);
             }
             lg_t0 = now;
@@ -2063,7 +2069,7 @@ lg_loop(double deadline, int measure)
             marked0 = 1;
         }
         if (!marked1 && now >= lg_t1) {
-            for (i = 0; i < lg_conf.conns; i++) {
+            for (i = 0; i < lg_nslots; i++) {
                 s = &lg_slots[i];
                 s->rate = (lg_slot_m(s, now) - s->m0) * 8.0 / (now - lg_t0);
             }
@@ -2164,7 +2170,9 @@ lg_fetch_postlog(void)
     double      now;
 
     s = calloc(1, sizeof(*s));
-    if (s == NULL) {
+    if (s == NULL || lg_loop_init(1) != GN_OK) {
+        free(s);
+        lg_loop_free();
         return -1;
     }
     lg_slot_init(s, lg_conf.conns);
@@ -2205,6 +2213,7 @@ failed:
 
     lg_slot_free(s);
     free(s);
+    lg_loop_free();
     if (count < 0) {
         lg_res.errors++;
         lg_res.err[LG_E_POSTLOG]++;
@@ -2213,13 +2222,220 @@ failed:
 }
 
 
+/* The timer heap (for n slots) and the epoll set of this process. */
+static int
+lg_loop_init(int n)
+{
+    lg_heap = calloc(n + 1, sizeof(lg_timer_t));
+    lg_heap_n = 0;
+    lg_ep = epoll_create1(EPOLL_CLOEXEC);
+    if (lg_heap == NULL || lg_ep == -1) {
+        fprintf(stderr, "gannet-specweb99-load: out of memory\n");
+        return GN_ERROR;
+    }
+    return GN_OK;
+}
+
+
+static void
+lg_loop_free(void)
+{
+    if (lg_ep != -1) {
+        close(lg_ep);
+    }
+    lg_ep = -1;
+    free(lg_heap);
+    lg_heap = NULL;
+    lg_heap_n = 0;
+}
+
+
+/*
+ * Runs slots first .. first + n - 1 of `conns` (all of them, or one
+ * worker's share with --procs) from `start` to the end of the ramp-down
+ * and the drain; adds to lg_res.  A slot's id, start time and request
+ * sequence do not depend on which process runs it.
+ */
+static int
+lg_run_slots(int first, int n, int conns, double start)
+{
+    double  now;
+    int     i;
+
+    lg_slots = calloc(n > 0 ? n : 1, sizeof(lg_slot_t));
+    if (lg_slots == NULL || lg_loop_init(n) != GN_OK) {
+        fprintf(stderr, "gannet-specweb99-load: out of memory\n");
+        return GN_ERROR;
+    }
+    lg_nslots = n;
+    lg_t0 = start + lg_conf.rampup;
+    lg_t1 = lg_t0 + lg_conf.time;
+    lg_tend = lg_t1 + lg_conf.rampdown;
+    lg_stopping = 0;
+    lg_active = n;
+    for (i = 0; i < n; i++) {
+        lg_slot_init(&lg_slots[i], first + i);
+        /* staggered over the first half of the ramp-up */
+        lg_slots[i].start = start
+                            + lg_conf.rampup * 0.5 * (first + i) / conns;
+        lg_timer_set(&lg_slots[i], lg_slots[i].start);
+    }
+    lg_loop(lg_tend, 1);
+    /* ramp-down is over: no new requests, let the ones in flight end */
+    lg_stopping = 1;
+    now = lg_now();
+    for (i = 0; i < n; i++) {
+        if (lg_slots[i].state == LG_S_IDLE || lg_slots[i].state == LG_S_WAIT) {
+            lg_slot_next(&lg_slots[i], now);
+        }
+    }
+    lg_loop(now + LG_DRAIN_TIMEOUT, 0);
+    lg_res.drained = (lg_active == 0);
+    for (i = 0; i < lg_heap_n; i++) {
+        lg_heap[i].slot->heap_idx = -1;
+    }
+    lg_heap_n = 0;
+    for (i = 0; i < n; i++) {
+        lg_res.conforming += lg_slots[i].rate >= LG_CONFORM_BPS;
+        lg_res.rate_sum += lg_slots[i].rate;
+        lg_slot_free(&lg_slots[i]);
+    }
+    lg_res.measured = lg_t1 - lg_t0;
+    lg_loop_free();
+    free(lg_slots);
+    lg_slots = NULL;
+    lg_nslots = 0;
+    return GN_OK;
+}
+
+
+/* Adds a worker's counts to the run's (--procs). */
+static void
+lg_res_add(lg_result_t *a, const lg_result_t *b, int first)
+{
+    int  i;
+
+    a->ops += b->ops;
+    a->resp_sum += b->resp_sum;
+    a->ops_all += b->ops_all;
+    for (i = 0; i < LG_NKINDS; i++) {
+        a->kind_ops[i] += b->kind_ops[i];
+    }
+    a->errors += b->errors;
+    for (i = 0; i < LG_NERRS; i++) {
+        a->err[i] += b->err[i];
+    }
+    a->posts_sent += b->posts_sent;
+    a->posts_ok += b->posts_ok;
+    a->conns += b->conns;
+    a->tls_full += b->tls_full;
+    a->tls_resumed += b->tls_resumed;
+    a->tls_offered += b->tls_offered;
+    a->bytes += b->bytes;
+    a->conforming += b->conforming;
+    a->rate_sum += b->rate_sum;
+    a->cpu_self += b->cpu_self;
+    if (first) {
+        a->cpu_server = b->cpu_server;
+        a->drained = b->drained;
+        a->measured = b->measured;
+    } else {
+        a->drained = a->drained && b->drained;
+        a->measured = b->measured > a->measured ? b->measured : a->measured;
+    }
+}
+
+
+/*
+ * --procs P: P worker processes, each with its share of the slots, all
+ * with the same start time; each sends its lg_result_t back through a
+ * pipe and the sums are the run's.  For machines with cores to spare:
+ * the server keeps its own CPU.
+ */
+static int
+lg_run_procs(int conns, double start)
+{
+    lg_result_t  sum, r;
+    int          w, first, n, fds[2], rfd[64], ok;
+    pid_t        pids[64];
+    ssize_t      got;
+    size_t       off;
+
+    memset(&sum, 0, sizeof(sum));
+    ok = 1;
+    fflush(NULL);
+    for (w = 0; w < lg_conf.procs; w++) {
+        first = (int) ((int64_t) conns * w / lg_conf.procs);
+        n = (int) ((int64_t) conns * (w + 1) / lg_conf.procs) - first;
+        if (pipe2(fds, O_CLOEXEC) == -1) {
+            fprintf(stderr, "gannet-specweb99-load: pipe(): %s\n",
+                    strerror(errno));
+            ok = 0;
+            break;
+        }
+        pids[w] = fork();
+        if (pids[w] == -1) {
+            fprintf(stderr, "gannet-specweb99-load: fork(): %s\n",
+                    strerror(errno));
+            close(fds[0]);
+            close(fds[1]);
+            ok = 0;
+            break;
+        }
+        if (pids[w] == 0) {
+            close(fds[0]);
+            memset(&lg_res, 0, sizeof(lg_res));
+            lg_res.cpu_server = -1;
+            if (w > 0) {
+                lg_conf.server_pid = 0;     /* sampled by worker 0 */
+            }
+            if (lg_run_slots(first, n, conns, start) != GN_OK) {
+                _exit(1);
+            }
+            for (off = 0; off < sizeof(lg_res); off += got) {
+                got = write(fds[1], (char *) &lg_res + off,
+                            sizeof(lg_res) - off);
+                if (got <= 0) {
+                    _exit(1);
+                }
+            }
+            _exit(0);
+        }
+        close(fds[1]);
+        rfd[w] = fds[0];
+    }
+    n = w;
+    for (w = 0; w < n; w++) {
+        for (off = 0; off < sizeof(r); off += got) {
+            got = read(rfd[w], (char *) &r + off, sizeof(r) - off);
+            if (got <= 0) {
+                break;
+            }
+        }
+        close(rfd[w]);
+        (void) waitpid(pids[w], NULL, 0);
+        if (off != sizeof(r)) {
+            fprintf(stderr, "gannet-specweb99-load: worker %d failed\n", w);
+            ok = 0;
+            continue;
+        }
+        lg_res_add(&sum, &r, w == 0);
+    }
+    /* the parent's own counts (the Fetch before the run) stay */
+    lg_res_add(&lg_res, &sum, 0);
+    lg_res.cpu_server = sum.cpu_server;
+    lg_res.drained = sum.drained;
+    lg_res.measured = sum.measured;
+    return ok ? GN_OK : GN_ERROR;
+}
+
+
 static int
 lg_run(int conns, lg_result_t *out)
 {
-    double   start, now;
-    int      i, conf;
+    double   start;
     int64_t  before, after;
-    double   sum;
+    int      rc;
 
     memset(&lg_res, 0, sizeof(lg_res));
     lg_res.cpu_server = -1;
@@ -2232,17 +2448,11 @@ lg_run(int conns, lg_result_t *out)
         lg_numdirs = lg_conf.dirs_on_disk;
     }
     lg_dir_cdf = malloc(lg_numdirs * sizeof(double));
-    lg_slots = calloc(conns, sizeof(lg_slot_t));
-    lg_heap = calloc(conns + 1, sizeof(lg_timer_t));
-    lg_ep = epoll_create1(EPOLL_CLOEXEC);
-    if (lg_dir_cdf == NULL || lg_slots == NULL || lg_heap == NULL
-        || lg_ep == -1)
-    {
+    if (lg_dir_cdf == NULL) {
         fprintf(stderr, "gannet-specweb99-load: out of memory\n");
         return GN_ERROR;
     }
     lg_zipf_cdf(lg_dir_cdf, lg_numdirs);
-    lg_heap_n = 0;
 
     before = 0;
     if (!lg_conf.static_only) {
@@ -2250,41 +2460,16 @@ lg_run(int conns, lg_result_t *out)
     }
 
     start = lg_now();
-    lg_t0 = start + lg_conf.rampup;
-    lg_t1 = lg_t0 + lg_conf.time;
-    lg_tend = lg_t1 + lg_conf.rampdown;
-    lg_stopping = 0;
-    lg_active = conns;
-    for (i = 0; i < conns; i++) {
-        lg_slot_init(&lg_slots[i], i);
-        /* staggered over the first half of the ramp-up */
-        lg_slots[i].start = start + lg_conf.rampup * 0.5 * i / conns;
-        lg_timer_set(&lg_slots[i], lg_slots[i].start);
+    if (lg_conf.procs > 1) {
+        rc = lg_run_procs(conns, start + 0.05);
+    } else {
+        rc = lg_run_slots(0, conns, conns, start);
     }
-    lg_loop(lg_tend, 1);
-    /* ramp-down is over: no new requests, let the ones in flight end */
-    lg_stopping = 1;
-    now = lg_now();
-    for (i = 0; i < conns; i++) {
-        if (lg_slots[i].state == LG_S_IDLE || lg_slots[i].state == LG_S_WAIT) {
-            lg_slot_next(&lg_slots[i], now);
-        }
+    free(lg_dir_cdf);
+    lg_dir_cdf = NULL;
+    if (rc != GN_OK) {
+        return GN_ERROR;
     }
-    lg_loop(now + LG_DRAIN_TIMEOUT, 0);
-    lg_res.drained = (lg_active == 0);
-    for (i = 0; i < lg_heap_n; i++) {
-        lg_heap[i].slot->heap_idx = -1;
-    }
-    lg_heap_n = 0;
-
-    conf = 0;
-    sum = 0;
-    for (i = 0; i < conns; i++) {
-        conf += lg_slots[i].rate >= LG_CONFORM_BPS;
-        sum += lg_slots[i].rate;
-        lg_slot_free(&lg_slots[i]);
-    }
-    lg_res.measured = lg_t1 - lg_t0;
 
     if (!lg_conf.static_only && before >= 0) {
         after = lg_fetch_postlog();
@@ -2302,21 +2487,11 @@ lg_run(int conns, lg_result_t *out)
         }
     }
 
-    lg_res.conforming = conf;
-    lg_res.pct = 100.0 * conf / conns;
-    lg_res.kbit_mean = sum / conns / 1000.0;
+    lg_res.pct = 100.0 * lg_res.conforming / conns;
+    lg_res.kbit_mean = lg_res.rate_sum / conns / 1000.0;
     lg_res.ops_s = lg_res.measured > 0 ? lg_res.ops / lg_res.measured : 0;
     lg_res.resp_ms = lg_res.ops ? lg_res.resp_sum / lg_res.ops * 1000 : 0;
     *out = lg_res;
-
-    close(lg_ep);
-    lg_ep = -1;
-    free(lg_slots);
-    free(lg_heap);
-    free(lg_dir_cdf);
-    lg_slots = NULL;
-    lg_heap = NULL;
-    lg_dir_cdf = NULL;
     return GN_OK;
 }
 
@@ -2462,7 +2637,7 @@ lg_usage(void)
         "         [--search [--min N --max N]] [--static-only] [--seed S]\n"
         "         [--cgi-url URL] [--dyn-url URL] [--priority STR] "
         "[--verbose]\n"
-        "         [--server-pid PID]\n");
+        "         [--procs P] [--server-pid PID]\n");
 }
 
 
@@ -2486,7 +2661,8 @@ lg_options(int argc, char **argv)
         { "static-only", 0, NULL, 'o' },  { "seed", 1, NULL, 's' },
         { "cgi-url", 1, NULL, 'g' },      { "dyn-url", 1, NULL, 'y' },
         { "priority", 1, NULL, 'P' },     { "verbose", 0, NULL, 'v' },
-        { "server-pid", 1, NULL, 'Q' },   { "help", 0, NULL, 'H' },
+        { "server-pid", 1, NULL, 'Q' },   { "procs", 1, NULL, 'W' },
+        { "help", 0, NULL, 'H' },
         { NULL, 0, NULL, 0 }
     };
     int  c;
@@ -2504,6 +2680,7 @@ lg_options(int argc, char **argv)
     lg_conf.min = 1;
     lg_conf.max = 0;
     lg_conf.seed = 1;
+    lg_conf.procs = 1;
 
     while ((c = getopt_long(argc, argv, "h:p:C:n:s:v", opts, NULL)) != -1) {
         switch (c) {
@@ -2526,6 +2703,7 @@ lg_options(int argc, char **argv)
         case 'P': lg_conf.priority = optarg; break;
         case 'v': lg_conf.verbose = 1; break;
         case 'Q': lg_conf.server_pid = (pid_t) atoi(optarg); break;
+        case 'W': lg_conf.procs = atoi(optarg); break;
         default:
             lg_usage();
             return GN_ERROR;
@@ -2534,7 +2712,8 @@ lg_options(int argc, char **argv)
     if (optind != argc || lg_conf.port == NULL || lg_conf.root == NULL
         || lg_conf.conns < 1 || lg_conf.time <= 0 || lg_conf.rampup < 0
         || lg_conf.rampdown < 0 || lg_conf.resume_share < 0
-        || lg_conf.resume_share > 100)
+        || lg_conf.resume_share > 100 || lg_conf.procs < 1
+        || lg_conf.procs > 64)
     {
         lg_usage();
         return GN_ERROR;

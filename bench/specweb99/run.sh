@@ -8,6 +8,7 @@
 #            [--time S] [--rampdown S] [--resume-share P]
 #            [--runs "LIST"] [--root DIR] [--dirs D] [--seed S]
 #            [--builddir DIR] [--gannet PATH] [--raw FILE] [--keep]
+#            [--procs P] [--client-cpus LIST] [--cert ec|rsa]
 #   --min, --max   search bounds (default 100 and 2000)
 #   --rampup, --time, --rampdown  seconds per probe (default 10, 30, 5)
 #   --resume-share P  percent of new TLS connections that offer a saved
@@ -25,6 +26,14 @@
 #   --gannet PATH  gannet binary (default BUILDDIR/core/gannet)
 #   --raw FILE     also write every probe (TSV) to FILE
 #   --keep         keep the temporary directory (configs, logs, outputs)
+#   --procs P      load generator worker processes (default 1)
+#   --client-cpus LIST  taskset CPU list of the load generator (default
+#                  1; the server stays alone on CPU 0): with more cores,
+#                  e.g. --procs 3 --client-cpus 1-3
+#   --cert ec|rsa  the servers' certificate (default ec: P-256 ECDSA;
+#                  rsa: 2048-bit RSA, closer to SPECweb99_SSL's RSA key
+#                  exchange, where the server's private-key operation
+#                  dominates)
 #
 # The server runs pinned to CPU 0 (gannet: one child; nginx: one
 # worker), the load generator (bench/specweb99/gannet-specweb99-load)
@@ -32,9 +41,10 @@
 # at least 95% conforming connections and at most 1% errors; each probe
 # is a full run (ramp-up, measurement, ramp-down).  Over each probe's
 # measurement interval the server's CPU time (utime+stime of its process
-# tree) and the load generator's are read: a probe where the load
-# generator used ~100% of CPU 1 measured the load generator, not the
-# server.
+# tree) and the load generator's are reported by the load generator
+# itself (getrusage, /proc with --server-pid), as shares of a CPU and as
+# CPU microseconds per operation: a probe where the load generator used
+# ~100% of CPU 1 measured the load generator, not the server.
 #
 # Without modules/.libs/mod_specweb99.so the gannet runs are static-only
 # (and say so).  Without mod_cgi the CGI share goes to the module's URL.
@@ -60,11 +70,20 @@ seed=1
 builddir=$top
 gannet_bin=""
 raw_out=""
+procs=1
+client_cpus=1
+cert=ec
 
 parse_options "--min=min --max=max --rampup=rampup --time=duration
     --rampdown=rampdown --resume-share=resume --runs=runs --root=root
     --dirs=dirs --seed=seed --builddir=builddir --gannet=gannet_bin
-    --raw=raw_out --keep=keep:1" "$@"
+    --raw=raw_out --keep=keep:1 --procs=procs --client-cpus=client_cpus
+    --cert=cert" "$@"
+
+case "$cert" in
+ec|rsa) ;;
+*) echo "$me: --cert: ec or rsa, not \"$cert\"" >&2; exit 1 ;;
+esac
 
 [ -n "$gannet_bin" ] || gannet_bin=$builddir/core/gannet
 loadgen=$builddir/bench/specweb99/gannet-specweb99-load
@@ -152,8 +171,8 @@ tls_session_tickets on;
 server {
     listen 127.0.0.1:$port_http backlog=4096;
     listen 127.0.0.1:$port_https tls backlog=4096;
-    tls_certificate $certs/localhost-ec.pem;
-    tls_certificate_key $certs/localhost-ec.key;
+    tls_certificate $certs/localhost-$cert.pem;
+    tls_certificate_key $certs/localhost-$cert.key;
     root $root;
     access_log off;
     sendfile on;
@@ -190,8 +209,8 @@ start_nginx()
     server {
         listen 127.0.0.1:$port_http backlog=4096;
         listen 127.0.0.1:$port_https ssl backlog=4096;
-        ssl_certificate $certs/localhost-ec.pem;
-        ssl_certificate_key $certs/localhost-ec.key;
+        ssl_certificate $certs/localhost-$cert.pem;
+        ssl_certificate_key $certs/localhost-$cert.key;
         root $root;
     }
 EOF
@@ -209,51 +228,51 @@ EOF
 
 # probe RUN SERVER N ARG...: one full load generator run; appends a row to
 # $results (run, N, conforming, percent, ops/s, response ms, kbit/s,
-# errors, valid, server CPU %, load generator CPU %, CPU 0 other %) and
-# returns 0 when the probe is valid.  The CPU shares are sampled over the
-# measurement interval (after the ramp-up, for --time seconds); "CPU 0
-# other" is the share of CPU 0 not used by the server (other processes,
-# interrupts): a noise marker, as in bench/static.sh.
+# errors, valid, server CPU %, load generator CPU %, CPU 0 other %,
+# server CPU us/op, load generator CPU us/op) and returns 0 when the
+# probe is valid.  The CPU figures are the load generator's report (over
+# its measurement interval); "CPU 0 other" is the share of CPU 0 not
+# used by the server (other processes, interrupts), sampled here over
+# the same interval: a noise marker, as in bench/static.sh.
 probe()
 {
-    local run=$1 srv=$2 n=$3 out lpid t0 t1 l0 l1 w0 w1 c0 c1 v
+    local run=$1 srv=$2 n=$3 out lpid t0 t1 w0 w1 c0 c1 v
     shift 3
     out=$work/probe-$run-$n.out
-    taskset -c 1 "$loadgen" -h 127.0.0.1 -C "$root" -n "$n" \
+    taskset -c "$client_cpus" "$loadgen" -h 127.0.0.1 -C "$root" -n "$n" \
         --rampup "$rampup" --time "$duration" --rampdown "$rampdown" \
-        --seed "$seed" --cgi-url "$cgi_url" "$@" >"$out" 2>"$out.err" &
+        --seed "$seed" --cgi-url "$cgi_url" --procs "$procs" \
+        --server-pid "${pid[$srv]}" "$@" >"$out" 2>"$out.err" &
     lpid=$!
     sleep "$rampup"
     c0=$(cpu0_busy)
     t0=$(tree_ticks "${pid[$srv]}")
-    l0=$(tree_ticks "$lpid")
     w0=$(date +%s.%N)
     sleep "$duration"
     t1=$(tree_ticks "${pid[$srv]}")
-    l1=$(tree_ticks "$lpid")
     w1=$(date +%s.%N)
     c1=$(cpu0_busy)
     wait "$lpid"
     v=$(perl -e '
-        my ($f, $tck, $ticks, $lticks, $wall) = @ARGV; my %k;
+        my ($f) = @ARGV; my %k;
         open my $fh, "<", $f or die; while (<$fh>) {
             $k{$1} = $2 if /^([a-z_]+): (\S+)/; }
         exit 2 unless defined $k{conforming};
         my $ok = $k{percent_conforming} >= 95
                  && $k{errors} * 100 <= $k{ops_total} ? "yes" : "no";
-        $wall = 1 if $wall <= 0;
-        $lticks = 0 if $lticks < 0;     # it exited before the sample
         printf "%d\t%.1f\t%.1f\t%.1f\t%.1f\t%d\t%s\t%.0f\t%.0f\n",
             $k{conforming}, $k{percent_conforming}, $k{ops_per_sec},
             $k{response_msec}, $k{kbit_per_sec}, $k{errors}, $ok,
-            100 * $ticks / $tck / $wall, 100 * $lticks / $tck / $wall;
-        ' "$out" "$clk_tck" "$((t1 - t0))" "$((l1 - l0))" \
-        "$(perl -e 'print $ARGV[1] - $ARGV[0]' "$w0" "$w1")") || {
+            $k{server_cpu_percent} // 0, $k{client_cpu_percent} // 0;
+        ' "$out") || {
         echo "$me: $run N=$n: the load generator failed:" >&2
         cat "$out.err" >&2
         return 1
     }
     v="$v	$(cpu0_other "$c0" "$c1" "$((t1 - t0))")"
+    v="$v	$(perl -ne '$s = $1 if /^server_cpu_us_per_op: (\S+)/;
+                       $c = $1 if /^client_cpu_us_per_op: (\S+)/;
+                       END { print $s // "-", "\t", $c // "-" }' "$out")"
     printf '%s\t%s\t%s\n' "$run" "$n" "$v" >>"$results"
     printf '  %-20s N=%-6s %s\n' "$run" "$n" "$v" | tr '\t' ' ' >&2
     grep -q 'error (' "$out.err" && head -n 3 "$out.err" >&2
@@ -315,11 +334,12 @@ echo "$(nproc) CPUs: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-)"
 echo "file set: $(find "$root/file_set" -mindepth 1 -maxdepth 1 | wc -l)" \
      "directories;" \
      "probes: ramp-up $rampup s, measurement $duration s, ramp-down" \
-     "$rampdown s; server on CPU 0, load generator on CPU 1"
+     "$rampdown s; server on CPU 0, load generator on CPU $client_cpus" \
+     "($procs process(es)); certificate $cert"
 [ "$full" = 0 ] && echo "NOTE: mod_specweb99 not built: gannet runs were" \
                         "static-only"
 perl -e '
-    my ($file) = @ARGV; my (%best, @order, %seen);
+    my ($file, $ncpu) = @ARGV; my (%best, @order, %seen);
     open my $fh, "<", $file or die;
     while (<$fh>) {
         chomp; my @f = split /\t/;
@@ -329,17 +349,19 @@ perl -e '
     }
     print "\n| run | Conforming | Percent | ops/s | Response ms | ",
           "ops/s/conn | kbit/s | Errors | server CPU | loadgen CPU | ",
-          "CPU0 other |\n";
+          "CPU0 other | server us/op | loadgen us/op |\n";
     print "|-----|-----------:|--------:|------:|------------:|",
           "-----------:|-------:|-------:|-----------:|------------:|",
-          "-----------:|\n";
+          "-----------:|-------------:|--------------:|\n";
     for my $r (@order) {
         my $b = $best{$r};
-        if (!$b) { print "| $r | no valid probe |", " |" x 9, "\n"; next; }
+        if (!$b) { print "| $r | no valid probe |", " |" x 11, "\n"; next; }
         printf "| %s | %d | %.1f%% | %.1f | %.1f | %.2f | %.1f | %d | "
-             . "%d%% | %d%%%s | %d%% |\n", $r, $b->[2], $b->[3], $b->[4],
-             $b->[5], $b->[1] ? $b->[4] / $b->[1] : 0, $b->[6], $b->[7],
-             $b->[9], $b->[10], $b->[10] >= 90 ? " (saturated)" : "",
-             $b->[11];
+             . "%d%% | %d%%%s | %d%% | %s | %s |\n", $r, $b->[2], $b->[3],
+             $b->[4], $b->[5], $b->[1] ? $b->[4] / $b->[1] : 0, $b->[6],
+             $b->[7], $b->[9], $b->[10],
+             $b->[10] >= 90 * $ncpu ? " (saturated)" : "",
+             $b->[11], $b->[12] // "-", $b->[13] // "-";
     }
-' "$results"
+' "$results" "$(perl -e 'my $n = 0; for (split /,/, $ARGV[0]) {
+        $n += /^(\d+)-(\d+)$/ ? $2 - $1 + 1 : 1 } print $n' "$client_cpus")"

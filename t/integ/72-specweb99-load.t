@@ -6,7 +6,9 @@
 # the full mix when mod_specweb99 is built (and then the post log holds
 # one 139-byte record per POST), the static part alone otherwise.  A run
 # against a file set made with another seed must count content errors:
-# the validation is not a no-op.  No timing is asserted.
+# the validation is not a no-op (with the full mix, also for the CAD
+# pages whose ad tags are rewritten).  --procs 2 gives the same report
+# with zero errors.  No timing is asserted.
 #
 # Environment: GN_BUILDDIR (the build tree holding
 # tools/gannet-specweb99 and bench/specweb99/gannet-specweb99-load),
@@ -107,6 +109,11 @@ like($k->{kbit_per_sec} // '', qr/^\d+\.\d$/, 'report: kbit/s');
 is($k->{errors}, 0, 'report: zero errors');
 ok(($k->{ops_total} // 0) > 0, 'requests were made');
 like($out, qr/^\| \d+ \| \d+\.\d% \|/m, 'report: the seed-style table');
+like($k->{client_cpu_us_per_op} // '', qr/^\d+\.\d\d$/,
+     'report: client CPU per op');
+like($k->{client_cpu_percent} // '', qr/^\d+\.\d$/,
+     'report: client CPU share');
+my $ops1 = $k->{ops_total} // 0;
 
 my %mix = ($k->{mix} // '') =~ /(\w+) (\d+)/g;
 ok(($mix{static} // 0) > 0, 'static requests were made');
@@ -130,6 +137,26 @@ if ($full) {
        'static only: no dynamic request');
 }
 
+# --procs 2: two workers share the slots; the same report, no error, and
+# the server's CPU with --server-pid
+my $spid = $t->master_pid // '';
+($rc, $k, $out, $err) = load($root, '-n', 5, '--rampup', 1, '--time', 3,
+                             '--rampdown', 1, '--procs', 2, @mode,
+                             $spid =~ /^\d+$/ ? ('--server-pid', $spid) : ());
+is($rc, 0, '--procs 2: exits 0 (no error)')
+    or diag("stdout:\n$out\nstderr:\n$err");
+is($k->{connections}, 5, '--procs 2: connections');
+is($k->{errors}, 0, '--procs 2: zero errors');
+ok(($k->{ops_total} // 0) > 0, '--procs 2: requests were made');
+like($k->{client_cpu_us_per_op} // '', qr/^\d+\.\d\d$/,
+     '--procs 2: client CPU per op');
+SKIP: {
+    skip 'no server pid', 1 unless $spid =~ /^\d+$/;
+    like($k->{server_cpu_percent} // '', qr/^\d+\.\d$/,
+         '--server-pid: server CPU share');
+}
+like($out, qr/^\| \d+ \| \d+\.\d% \|/m, '--procs 2: the seed-style table');
+
 # validation: another seed's files do not match what the server sends
 ($rc, $k, $out, $err) = load("$dir/other", '-n', 2, '--rampup', 0,
                              '--time', 1, '--rampdown', 0, '--static-only');
@@ -137,5 +164,17 @@ is($rc, 3, 'wrong file set: exit code 3 (errors)')
     or diag("stdout:\n$out\nstderr:\n$err");
 ok(($k->{errors} // 0) > 0, 'wrong file set: errors counted');
 like($k->{error_kinds} // '', qr/content \d+/, 'wrong file set: as content');
+
+SKIP: {
+    skip 'mod_specweb99 not built', 2 unless $full;
+    # the full mix: the dynamic pages and the CAD pages with rewritten ad
+    # tags are checked against the files too
+    ($rc, $k, $out, $err) = load("$dir/other", '-n', 5, '--rampup', 0,
+                                 '--time', 3, '--rampdown', 0, '--verbose');
+    is($rc, 3, 'wrong file set, full mix: exit code 3')
+        or diag("stdout:\n$out\nstderr:\n$err");
+    like($err, qr/error \(content\) cad \S+class[12]_\d/,
+         'wrong file set: a CAD page with rewritten tags is a content error');
+}
 
 $t->done;
