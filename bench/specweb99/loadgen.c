@@ -60,6 +60,7 @@
 #define LG_HDR_MAX          4096
 #define LG_OP_TIMEOUT       30.0
 #define LG_DRAIN_TIMEOUT    20.0
+#define LG_SWEEP            0.25    /* s between deadline sweeps */
 #define LG_EV_IN            (EPOLLIN | EPOLLRDHUP)
 #define LG_PRIORITY                                                         \
     "NORMAL:-GROUP-ALL:+GROUP-X25519:+GROUP-SECP256R1:+GROUP-SECP384R1"     \
@@ -156,8 +157,7 @@ typedef struct lg_slot_s {
     uint64_t            bytes;      /* bytes received since start */
     double              m0;         /* m(t0), see the top comment */
     double              rate;       /* bit/s over the interval */
-    double              wake;
-    int                 heap_idx;
+    double              wake;       /* its pacing entry in the heap */
     int                 reqs_left;  /* on this connection, incl. current */
     int                 conn_reqs;  /* requests done on this connection */
     int                 last_ad;
@@ -265,6 +265,8 @@ static lg_slot_t                        *lg_slots;
 static int                               lg_nslots; /* in this process */
 static lg_timer_t                       *lg_heap;
 static int                               lg_heap_n;
+static int                               lg_heap_cap;
+static double                           *lg_deadline;   /* per slot */
 static lg_file_t                        *lg_files;
 static int                               lg_numdirs;
 static double                           *lg_dir_cdf;
@@ -837,44 +839,71 @@ lg_numdirs_for(int conns)
 }
 
 
-/* ---- timers: a binary min-heap of slots by wake time --------------------- */
+/* ---- timers ------------------------------------------------------------- */
 
 /*
- * The wake time is kept in the heap entry itself: with tens of thousands
- * of slots of several KB each, a comparison that went through the slot
- * pointer was a cache (and TLB) miss per level, and the heap was the
- * largest user-space cost of the first version.
+ * Pacing wake-ups: a binary min-heap of (wake time, slot), with lazy
+ * deletion: an entry counts only while its slot is waiting (LG_S_IDLE or
+ * LG_S_WAIT) with that same wake time, so setting a timer never touches
+ * other slots (an indexed heap wrote each moved entry's slot, a cache
+ * miss per level, and was the largest user-space cost).
+ *
+ * Deadlines (30 s per request, 5 s for the server's FIN) are not in the
+ * heap: they sit in lg_deadline[], one per slot, swept a few times a
+ * second (a pass over a small array, instead of two heap updates per
+ * request).
  */
-static void
-lg_heap_place(int i, lg_timer_t t)
+static int
+lg_timer_grow(void)
 {
-    lg_heap[i] = t;
-    t.slot->heap_idx = i;
+    lg_timer_t  *h;
+    int          cap;
+
+    cap = lg_heap_cap ? lg_heap_cap * 2 : 64;
+    h = realloc(lg_heap, cap * sizeof(lg_timer_t));
+    if (h == NULL) {
+        return GN_ERROR;
+    }
+    lg_heap = h;
+    lg_heap_cap = cap;
+    return GN_OK;
 }
 
 
 static void
-lg_heap_up(int i, lg_timer_t t)
+lg_timer_set(lg_slot_t *s, double when)
 {
-    int  parent;
+    int  i, parent;
 
+    s->wake = when;
+    if (lg_heap_n == lg_heap_cap && lg_timer_grow() != GN_OK) {
+        return;     /* out of memory: the drain timeout ends the run */
+    }
+    i = lg_heap_n++;
     while (i > 0) {
         parent = (i - 1) / 2;
-        if (lg_heap[parent].wake <= t.wake) {
+        if (lg_heap[parent].wake <= when) {
             break;
         }
-        lg_heap_place(i, lg_heap[parent]);
+        lg_heap[i] = lg_heap[parent];
         i = parent;
     }
-    lg_heap_place(i, t);
+    lg_heap[i].wake = when;
+    lg_heap[i].slot = s;
 }
 
 
-static void
-lg_heap_down(int i, lg_timer_t t)
+/* Removes the earliest entry; returns its slot if it still counts. */
+static lg_slot_t *
+lg_timer_pop(void)
 {
-    int  l, m;
+    lg_timer_t   top, last;
+    lg_slot_t   *s;
+    int          i, l, m;
 
+    top = lg_heap[0];
+    last = lg_heap[--lg_heap_n];
+    i = 0;
     for ( ;; ) {
         l = 2 * i + 1;
         if (l >= lg_heap_n) {
@@ -882,56 +911,22 @@ lg_heap_down(int i, lg_timer_t t)
         }
         m = (l + 1 < lg_heap_n && lg_heap[l + 1].wake < lg_heap[l].wake)
             ? l + 1 : l;
-        if (t.wake <= lg_heap[m].wake) {
+        if (last.wake <= lg_heap[m].wake) {
             break;
         }
-        lg_heap_place(i, lg_heap[m]);
+        lg_heap[i] = lg_heap[m];
         i = m;
     }
-    lg_heap_place(i, t);
-}
-
-
-static void
-lg_timer_del(lg_slot_t *s)
-{
-    int         i;
-    lg_timer_t  last;
-
-    i = s->heap_idx;
-    if (i < 0) {
-        return;
+    if (lg_heap_n > 0) {
+        lg_heap[i] = last;
     }
-    s->heap_idx = -1;
-    last = lg_heap[--lg_heap_n];
-    if (i == lg_heap_n) {
-        return;
+    s = top.slot;
+    if (s->wake != top.wake
+        || (s->state != LG_S_IDLE && s->state != LG_S_WAIT))
+    {
+        return NULL;
     }
-    if (i > 0 && last.wake < lg_heap[(i - 1) / 2].wake) {
-        lg_heap_up(i, last);
-    } else {
-        lg_heap_down(i, last);
-    }
-}
-
-
-static void
-lg_timer_set(lg_slot_t *s, double when)
-{
-    lg_timer_t  t;
-    int         i;
-
-    t.wake = when;
-    t.slot = s;
-    s->wake = when;
-    i = s->heap_idx;
-    if (i < 0) {
-        lg_heap_up(lg_heap_n++, t);
-    } else if (i > 0 && when < lg_heap[(i - 1) / 2].wake) {
-        lg_heap_up(i, t);
-    } else {
-        lg_heap_down(i, t);
-    }
+    return s;
 }
 
 
@@ -940,6 +935,16 @@ static double
 lg_timer_first(void)
 {
     return lg_heap[0].wake;
+}
+
+
+/* A request's or a close's deadline (0: none); slots of lg_slots only. */
+static void
+lg_deadline_set(lg_slot_t *s, double when)
+{
+    if (lg_nslots > 0 && s >= lg_slots && s < lg_slots + lg_nslots) {
+        lg_deadline[s - lg_slots] = when;
+    }
 }
 
 
@@ -1739,7 +1744,7 @@ lg_slot_op_done(lg_slot_t *s, double now)
     }
     /* let the server close first: its side keeps the TIME_WAIT */
     s->state = LG_S_CLOSING;
-    lg_timer_set(s, now + 5.0);
+    lg_deadline_set(s, now + 5.0);
     if (s->tls != NULL) {
         /* GnuTLS may hold the close_notify already: no event would come */
         lg_slot_read(s, now, 0);
@@ -1753,17 +1758,18 @@ lg_slot_next(lg_slot_t *s, double now)
 {
     double  t;
 
+    lg_deadline_set(s, 0);
     if (s->kind == LG_FETCH) {
         s->state = LG_S_DONE;
         lg_active--;
-        lg_timer_del(s);
+        s->wake = -1;
         return;
     }
     if (lg_stopping || now >= lg_tend) {
         lg_conn_close(s);
         s->state = LG_S_DONE;
         lg_active--;
-        lg_timer_del(s);
+        s->wake = -1;
         return;
     }
     t = s->start + s->bytes * 8.0 / LG_LINE_BPS;
@@ -1826,7 +1832,7 @@ lg_slot_send(lg_slot_t *s, double now)
 static void
 lg_slot_start_op(lg_slot_t *s, double now)
 {
-    lg_timer_set(s, now + LG_OP_TIMEOUT);
+    lg_deadline_set(s, now + LG_OP_TIMEOUT);
     s->op_start = now;
     if (s->fd == -1) {
         if (s->kind != LG_FETCH) {
@@ -2005,24 +2011,32 @@ lg_slot_event(lg_slot_t *s, uint32_t ev, double now)
 }
 
 
+/* A waiting slot's pacing time has come (see lg_timer_pop()). */
 static void
 lg_slot_timer(lg_slot_t *s, double now)
 {
+    if (lg_stopping || now >= lg_tend) {
+        lg_slot_next(s, now);
+        return;
+    }
+    lg_slot_start_op(s, now);
+}
+
+
+/* A deadline has passed: no response in time, or no FIN from the server. */
+static void
+lg_slot_deadline(lg_slot_t *s, double now)
+{
+    lg_deadline_set(s, 0);
     switch (s->state) {
     case LG_S_IDLE:
     case LG_S_WAIT:
-        if (lg_stopping || now >= lg_tend) {
-            lg_slot_next(s, now);
-            return;
-        }
-        lg_slot_start_op(s, now);
+    case LG_S_DONE:
         return;
     case LG_S_CLOSING:
         lg_conn_close(s);
         s->state = LG_S_IDLE;
         lg_slot_next(s, now);
-        return;
-    case LG_S_DONE:
         return;
     default:
         lg_slot_fail(s, LG_E_TIMEOUT, now, "no response within %.0f s "
@@ -2052,11 +2066,12 @@ static void
 lg_loop(double deadline, int measure)
 {
     struct epoll_event  evs[512];
-    double              now, next;
+    double              now, next, sweep;
     int                 n, i, ms, marked0, marked1;
     lg_slot_t          *s;
 
     marked0 = marked1 = !measure;
+    sweep = lg_now() + LG_SWEEP;
     while (lg_active > 0 && !lg_interrupted) {
         now = lg_now();
         if (!marked0 && now >= lg_t0) {
@@ -2084,13 +2099,25 @@ lg_loop(double deadline, int measure)
             break;
         }
         while (lg_heap_n > 0 && lg_timer_first() <= now) {
-            s = lg_heap[0].slot;
-            lg_timer_del(s);
-            lg_slot_timer(s, now);
+            s = lg_timer_pop();
+            if (s != NULL) {
+                lg_slot_timer(s, now);
+            }
+        }
+        if (now >= sweep) {
+            for (i = 0; i < lg_nslots; i++) {
+                if (lg_deadline[i] != 0 && lg_deadline[i] <= now) {
+                    lg_slot_deadline(&lg_slots[i], now);
+                }
+            }
+            sweep = now + LG_SWEEP;
         }
         next = deadline;
         if (lg_heap_n > 0 && lg_timer_first() < next) {
             next = lg_timer_first();
+        }
+        if (lg_nslots > 0 && sweep < next) {
+            next = sweep;
         }
         if (!marked0 && lg_t0 < next) {
             next = lg_t0;
@@ -2137,7 +2164,7 @@ lg_slot_init(lg_slot_t *s, int id)
     memset(s, 0, sizeof(*s));
     s->id = id;
     s->fd = -1;
-    s->heap_idx = -1;
+    s->wake = -1;
     s->rng = lg_conf.seed * 0x100000001b3ULL + id;
     (void) lg_rand(&s->rng);
     s->last_ad = (int) (lg_rand(&s->rng) % LG_NADS);
@@ -2228,6 +2255,7 @@ lg_loop_init(int n)
 {
     lg_heap = calloc(n + 1, sizeof(lg_timer_t));
     lg_heap_n = 0;
+    lg_heap_cap = n + 1;
     lg_ep = epoll_create1(EPOLL_CLOEXEC);
     if (lg_heap == NULL || lg_ep == -1) {
         fprintf(stderr, "gannet-specweb99-load: out of memory\n");
@@ -2247,6 +2275,7 @@ lg_loop_free(void)
     free(lg_heap);
     lg_heap = NULL;
     lg_heap_n = 0;
+    lg_heap_cap = 0;
 }
 
 
@@ -2263,7 +2292,9 @@ lg_run_slots(int first, int n, int conns, double start)
     int     i;
 
     lg_slots = calloc(n > 0 ? n : 1, sizeof(lg_slot_t));
-    if (lg_slots == NULL || lg_loop_init(n) != GN_OK) {
+    lg_deadline = calloc(n > 0 ? n : 1, sizeof(double));
+    if (lg_slots == NULL || lg_deadline == NULL || lg_loop_init(n) != GN_OK)
+    {
         fprintf(stderr, "gannet-specweb99-load: out of memory\n");
         return GN_ERROR;
     }
@@ -2291,9 +2322,6 @@ lg_run_slots(int first, int n, int conns, double start)
     }
     lg_loop(now + LG_DRAIN_TIMEOUT, 0);
     lg_res.drained = (lg_active == 0);
-    for (i = 0; i < lg_heap_n; i++) {
-        lg_heap[i].slot->heap_idx = -1;
-    }
     lg_heap_n = 0;
     for (i = 0; i < n; i++) {
         lg_res.conforming += lg_slots[i].rate >= LG_CONFORM_BPS;
@@ -2303,7 +2331,9 @@ lg_run_slots(int first, int n, int conns, double start)
     lg_res.measured = lg_t1 - lg_t0;
     lg_loop_free();
     free(lg_slots);
+    free(lg_deadline);
     lg_slots = NULL;
+    lg_deadline = NULL;
     lg_nslots = 0;
     return GN_OK;
 }
