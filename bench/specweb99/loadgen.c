@@ -519,7 +519,7 @@ lg_crc_zeros(uint32_t zeros[4][256], size_t len)
         lg_gf2_square(sq, op);
         memcpy(op, sq, sizeof(op));
     }
-    /* res = op^len by squaring */
+    /* op = (one zero byte)^len, by squaring */
     memcpy(sq, op, sizeof(sq));
     for (n = 0; n < 32; n++) {
         op[n] = 1u << n;                /* identity */
