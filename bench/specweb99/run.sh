@@ -4,12 +4,14 @@
 # conforming simultaneous connections of gannet over HTTP and HTTPS with
 # the full mix, and of gannet and nginx with the static part alone.
 #
-# Usage: bench/specweb99/run.sh [--min N] [--max N] [--rampup S]
+# Usage: bench/specweb99/run.sh [--min N] [--max N] [--step S] [--rampup S]
 #            [--time S] [--rampdown S] [--resume-share P]
 #            [--runs "LIST"] [--root DIR] [--dirs D] [--seed S]
 #            [--builddir DIR] [--gannet PATH] [--raw FILE] [--keep]
 #            [--procs P] [--client-cpus LIST] [--cert ec|rsa]
 #   --min, --max   search bounds (default 100 and 2000)
+#   --step S       stop the search once fewer than S values of N are left
+#                  undecided (default 1: the exact largest N)
 #   --rampup, --time, --rampdown  seconds per probe (default 10, 30, 5)
 #   --resume-share P  percent of new TLS connections that offer a saved
 #                  session (default 50)
@@ -59,6 +61,7 @@ top=$(cd "$here/../.." && pwd)
 
 min=100
 max=2000
+step=1
 rampup=10
 duration=30
 rampdown=5
@@ -74,7 +77,7 @@ procs=1
 client_cpus=1
 cert=ec
 
-parse_options "--min=min --max=max --rampup=rampup --time=duration
+parse_options "--min=min --max=max --step=step --rampup=rampup --time=duration
     --rampdown=rampdown --resume-share=resume --runs=runs --root=root
     --dirs=dirs --seed=seed --builddir=builddir --gannet=gannet_bin
     --raw=raw_out --keep=keep:1 --procs=procs --client-cpus=client_cpus
@@ -285,7 +288,7 @@ search()
     local run=$1 srv=$2 lo=$min hi=$max mid
     shift 2
     echo "$me: $run: searching $min..$max" >&2
-    while [ "$lo" -le "$hi" ]; do
+    while [ "$lo" -le "$hi" ] && [ $((hi - lo + 1)) -ge "$step" ]; do
         mid=$(( (lo + hi) / 2 ))
         if probe "$run" "$srv" "$mid" "$@"; then
             lo=$((mid + 1))
