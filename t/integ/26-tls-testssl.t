@@ -47,6 +47,11 @@ my $testssl = $ENV{TESTSSL};
 if (!defined $testssl || $testssl eq '') {
     $testssl = GnTest::_which('testssl') // GnTest::_which('testssl.sh');
 }
+# testssl makes a few thousand handshakes: far too slow at valgrind's
+# speed; the TLS code runs under valgrind in 20-25.
+plan(skip_all => 'under valgrind: thousands of handshakes')
+    if GnTest::valgrind();
+
 plan skip_all => 'testssl.sh not installed (Debian package testssl.sh)'
     unless defined $testssl && -x $testssl;
 GnTLS::init($t);
