@@ -5,7 +5,8 @@
 #                           on a demo site at http://127.0.0.1:8080/
 #   ./quickstart.sh test    set up, build, and run the whole test suite:
 #                           a plain build, a sanitizer build (ASan+UBSan),
-#                           `make distcheck` and each fuzzer for 10 s; ends
+#                           the suite under valgrind memcheck, `make
+#                           distcheck` and each fuzzer for 10 s; ends
 #                           with "N passed, N failed"
 #
 # Set-up installs missing Debian packages when run as root, and otherwise
@@ -23,7 +24,7 @@ die() { printf 'quickstart: %s\n' "$*" >&2; exit 1; }
 
 # Debian packages: the build, then what the tests talk to the server with.
 build_pkgs="autoconf automake libtool pkg-config make gcc libgnutls28-dev libpcre2-dev libcrypt-dev"
-test_pkgs="perl curl gnutls-bin openssl libio-socket-ssl-perl abigail-tools clang libclang-rt-14-dev wrk gdb testssl.sh"
+test_pkgs="perl curl gnutls-bin openssl libio-socket-ssl-perl abigail-tools clang libclang-rt-14-dev wrk gdb testssl.sh valgrind"
 
 missing_pkgs() {
     for p in "$@"; do
@@ -113,11 +114,11 @@ totals() {
          END { printf "%d %d %d\n", p, f, s }' "$@"
 }
 
-# run_suite NAME DIR: make check, keeps the summary
+# run_suite NAME DIR [TARGET]: make check (or TARGET), keeps the summary
 run_suite() {
-    name=$1 dir=$2
-    say "make check ($name)"
-    if make -C "$dir" -j"$jobs" check >"$dir/check.out" 2>&1; then
+    name=$1 dir=$2 target=${3:-check}
+    say "make $target ($name)"
+    if make -C "$dir" -j"$jobs" "$target" >"$dir/check.out" 2>&1; then
         grep -E '^# (TOTAL|PASS|SKIP|FAIL|ERROR)' "$dir/test-suite.log" | tr '\n' ' '
         echo
     else
@@ -139,9 +140,12 @@ test_all() {
     configure_build "$build/asan" --enable-werror --enable-asan --enable-ubsan --enable-debug
     run_suite "ASan+UBSan" "$build/asan"
 
+    configure_build "$build/valgrind" --enable-debug
+    run_suite "valgrind memcheck" "$build/valgrind" check-valgrind
+
     say "make distcheck"
     dc_pass=0 dc_fail=0
-    if make -C "$build/plain" distcheck >"$build/plain/distcheck.out" 2>&1; then
+    if make -C "$build/plain" -j"$jobs" distcheck >"$build/plain/distcheck.out" 2>&1; then
         dc_pass=1
     else
         tail -60 "$build/plain/distcheck.out"
@@ -161,10 +165,12 @@ test_all() {
         fz_fail=1
     fi
 
-    set -- $(totals "$build/plain/test-suite.log" "$build/asan/test-suite.log" 2>/dev/null || echo "0 1 0")
+    set -- $(totals "$build/plain/test-suite.log" "$build/asan/test-suite.log" \
+                    "$build/valgrind/test-suite.log" 2>/dev/null || echo "0 1 0")
     passed=$(( $1 + dc_pass + fz_pass )) failed=$(( $2 + dc_fail + fz_fail )) skipped=$3
     [ -f "$build/plain/test-suite.log" ] || failed=$((failed + 1))
     [ -f "$build/asan/test-suite.log" ] || failed=$((failed + 1))
+    [ -f "$build/valgrind/test-suite.log" ] || failed=$((failed + 1))
     echo
     echo "$passed passed, $failed failed, $skipped skipped"
     [ "$failed" -eq 0 ]
