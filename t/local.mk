@@ -193,8 +193,10 @@ EXTRA_DIST += %reldir%/cgi %reldir%/modules/abi-1.0 $(GN_ABI_TESTS) \
 # fails on a memcheck error or a definite leak through valgrind's exit
 # code; GnTest.pm checks the log of every gannet process.  Needs a build
 # without --enable-asan (valgrind cannot run ASan binaries); -O0/-O1 -g
-# (--enable-debug) gives the most useful reports.
-GN_VALGRIND_FLAGS = --tool=memcheck --trace-children=yes \
+# (--enable-debug) gives the most useful reports.  --vgdb=no: no vgdb
+# files in /tmp, which a killed process would leave behind for the next
+# process with its pid (see _valgrind in t/lib/GnTest.pm).
+GN_VALGRIND_FLAGS = --tool=memcheck --trace-children=yes --vgdb=no \
     --trace-children-skip='/bin/*,/usr/*,/sbin/*' --error-exitcode=97 \
     --leak-check=full --errors-for-leak-kinds=definite \
     --show-leak-kinds=definite --num-callers=30 \

@@ -450,6 +450,17 @@ sub _wrap
 # by the server are traced; programs it executes (CGI scripts and their
 # interpreters) are not: their errors are not gannet's, and they would be
 # slow.  A memcheck error or a definite leak makes the process exit 97.
+#
+# --vgdb=no: by default every valgrind process makes three vgdb files,
+# $TMPDIR/vgdb-pipe-*-PID-by-*, removed at a normal exit only.  A process
+# killed with SIGKILL leaves them, and so does the CGI launcher (made
+# as root, it cannot remove them once it runs as cgi_user).  A later
+# process with the same pid that runs as another user (a script forked
+# by the launcher as "nobody") then cannot make its own, and valgrind
+# exits 1 before the exec: to mod_cgi, a script that "exited with status
+# 1 before a complete header".  The tests never attach vgdb.  TMPDIR is
+# TESTDIR/vgtmp besides, so that valgrind shares nothing with other runs,
+# and ->done checks that nothing was left there.
 sub _valgrind
 {
     my ($self) = @_;
@@ -458,13 +469,16 @@ sub _valgrind
     return () unless $VALGRIND;
 
     # processes that changed user (cgi_user) must be able to write too
-    my $vg = "$self->{dir}/vg";
-    if (!-d $vg) {
-        mkdir($vg) or die "GnTest: mkdir $vg: $!\n";
-        chmod(01777, $vg);
+    for my $d ("$self->{dir}/vg", "$self->{dir}/vgtmp") {
+        next if -d $d;
+        mkdir($d) or die "GnTest: mkdir $d: $!\n";
+        chmod(01777, $d);
     }
+    my $vg = "$self->{dir}/vg";
 
-    return ($VALGRIND_BIN, '--tool=memcheck', '--trace-children=yes',
+    return ('env', "TMPDIR=$self->{dir}/vgtmp",
+            $VALGRIND_BIN, '--tool=memcheck', '--trace-children=yes',
+            '--vgdb=no',
             '--trace-children-skip=/bin/*,/usr/*,/sbin/*,*.cgi,*.pl,*.sh',
             '--error-exitcode=97', '--leak-check=full',
             '--errors-for-leak-kinds=definite',
@@ -1277,6 +1291,14 @@ sub _check_valgrind
                 && $log =~ /ERROR SUMMARY: 1 errors from 1 contexts/
                 && grep { $log =~ $_ } @{$self->{expect_vg} // []};
         push @bad, _valgrind_excerpt($f, $log);
+    }
+
+    # see _valgrind: vgdb files would make a later process of another
+    # user that gets the same pid fail (unless asked for by hand)
+    my @vgdb = glob("$self->{dir}/vgtmp/vgdb-*");
+    if (@vgdb && ($ENV{TEST_GN_VALGRIND_OPTS} // '') !~ /--vgdb/) {
+        push @bad, "---- valgrind left vgdb files in $self->{dir}/vgtmp ----\n"
+                   . join("\n", @vgdb);
     }
 
     Test::More::ok(!@bad, "valgrind: no memcheck errors or definite leaks"
