@@ -249,7 +249,8 @@ gn_cgi_sendmsg(int fd, const void *data, size_t len, const int *fds,
 
 /* Receives one message and up to `*nfds` descriptors (close-on-exec);
  * extra or truncated ones are closed and make it a bad message (-1 with
- * EBADMSG). Returns the length, 0 at EOF, -1 with errno. */
+ * EBADMSG). Returns the length, 0 at EOF, -1 with errno; `*nfds` is the
+ * number received, 0 whenever -1 is returned. */
 static ssize_t
 gn_cgi_recvmsg(int fd, void *buf, size_t size, int *fds, int *nfds,
     int flags)
@@ -275,6 +276,10 @@ gn_cgi_recvmsg(int fd, void *buf, size_t size, int *fds, int *nfds,
     mh.msg_iovlen = 1;
     mh.msg_control = cbuf.buf;
     mh.msg_controllen = sizeof(cbuf.buf);
+
+    if (nfds) {
+        *nfds = 0;              /* the caller closes *nfds of them */
+    }
 
     do {
         n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC | flags);
@@ -841,11 +846,16 @@ gn_cgi_launcher(int mfd, int drop, const char *user, uid_t uid, gid_t gid)
         }
     }
 
+    /* valgrind's leak check runs at _exit() too: free what we hold */
+    free(pfd);
+    free(gn_cgi_clients);
+
     for (i = 0; i < gn_cgi_nprocs; i++) {
         if (gn_cgi_procs[i].pid != 0) {
             gn_cgi_launcher_kill(&gn_cgi_procs[i]);
         }
     }
+    free(gn_cgi_procs);
 
     _exit(0);
 }
