@@ -278,6 +278,17 @@ gn_http_module_resume(gn_http_request_t *r)
         return;
     }
 
+    /* A stream that begins while the body is still being read (a CGI
+     * script that answers before it reads its stdin) waits for the
+     * body's end: once writing, the connection reads no more, so the
+     * module would wait for the rest of the body for ever. write() says
+     * GN_AGAIN above GN_STREAM_HIGH meanwhile. */
+    if (r->streaming && !r->finished && r->body_cb != NULL
+        && c->state == GN_CONN_BODY)
+    {
+        return;
+    }
+
     if (r->streaming || r->finished) {
         gn_http_module_head(r);
         r->header_sent = 1;

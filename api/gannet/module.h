@@ -250,7 +250,9 @@ struct gn_api_s {
                     int64_t offset, int64_t length);
     /* Sends what is buffered now: the head goes out with
      * "Transfer-Encoding: chunked" (HTTP/1.1; close-delimited for 1.0),
-     * for responses produced over time (pending handlers). */
+     * for responses produced over time (pending handlers). While
+     * read_body is still delivering the body, the head waits for its
+     * last piece. */
     int         (*flush)(gn_request_t *r);
     /* Completes a request whose handler returned GN_AGAIN; status as a
      * hook result (GN_OK, GN_ERROR or an HTTP error status). */

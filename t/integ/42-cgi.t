@@ -1,11 +1,12 @@
 #!/usr/bin/perl
 
 # mod_cgi (issue 5): CGI/1.1 meta-variables, httpoxy, a scrubbed
-# environment, request bodies (sized and chunked), streamed and large
-# output, Status/Location, 502 for broken scripts with an error-log line,
-# the time limit (504, or a cut response), cgi_max_processes (503), nph-
-# scripts, 403/404, client disconnects, and a child that keeps serving
-# static files while a script sleeps. Scripts: t/cgi/*.cgi.
+# environment, request bodies (sized, chunked, answered before they are
+# read), streamed and large output, Status/Location, 502 for broken
+# scripts with an error-log line, the time limit (504, or a cut
+# response), cgi_max_processes (503), nph- scripts, 403/404, client
+# disconnects, and a child that keeps serving static files while a
+# script sleeps. Scripts: t/cgi/*.cgi.
 #
 # Modules: GN_MODDIR (default modules/.libs of the build tree).
 
@@ -216,6 +217,30 @@ $r = $t->http($t->request('/cgi/echo.cgi', method => 'POST',
                           headers => ['Transfer-Encoding: chunked'])
               . "5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n");
 is($r->{body}, "CL=11\nhello world", 'chunked body spooled, CONTENT_LENGTH');
+
+# The script answers before it reads its stdin: the server must go on
+# reading the body (the response starts after it), else the script waits
+# for the rest of its stdin for ever.  The second half of the body is
+# sent once the script has run (its stderr line is logged).
+{
+    my $off = length $t->error_log;
+    my $half = join('', map { sprintf("%07d\n", $_) } 1 .. 2500);  # 20 kB
+    my $s = $t->connect;
+    $t->write_all($s, $t->request('/cgi/early.cgi', method => 'POST',
+                                  headers => ['Content-Length: '
+                                              . 2 * length $half])
+                      . $half);
+    ok(script_pid('early.cgi', $off), 'answer before the body: script runs');
+    $t->write_all($s, $half);
+    my $buf = '';
+    my $resp = $t->read_response($s, \$buf, timeout => 10);
+    close $s;
+    is($resp->{status}, 200, 'answer before the body: 200');
+    ok(($resp->{body} // '') eq $half x 2,
+       'answer before the body: the whole body echoed')
+        or diag("got " . length($resp->{body} // '') . " bytes, "
+                . ($resp->{error} // 'no error'));
+}
 
 # ---- output ----------------------------------------------------------------
 
