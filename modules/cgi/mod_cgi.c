@@ -131,6 +131,7 @@ struct gn_cgi_ctx_s {
     int              spawn_err;
 
     unsigned         sent:1;        /* SPAWN went to the launcher */
+    unsigned         slot:1;        /* counted in gn_cgi_nrunning */
     unsigned         exited:1;      /* nothing more will be reported */
     unsigned         killed:1;
     unsigned         headers:1;     /* CGI header parsed, body streaming */
@@ -1087,14 +1088,30 @@ gn_cgi_ctx_release(gn_cgi_ctx_t *ctx)
 }
 
 
+/*
+ * A script holds a cgi_max_processes slot until it exits or its request
+ * ends, whichever comes first: at the end of the request a script that
+ * is still there is killed (gn_cgi_cleanup). The launcher's EXITED may
+ * come later than the end of the response (a busy machine, valgrind);
+ * waiting for it made the next request of a client that had read its
+ * whole answer get a 503.
+ */
+static void
+gn_cgi_slot_free(gn_cgi_ctx_t *ctx)
+{
+    if (ctx->slot) {
+        ctx->slot = 0;
+        gn_cgi_nrunning--;
+    }
+}
+
+
 static void
 gn_cgi_script_over(gn_cgi_ctx_t *ctx)
 {
     if (!ctx->exited) {
         ctx->exited = 1;
-        if (ctx->sent) {
-            gn_cgi_nrunning--;
-        }
+        gn_cgi_slot_free(ctx);
     }
 }
 
@@ -2034,6 +2051,7 @@ gn_cgi_cleanup(void *arg)
     gn_cgi_close(&ctx->err_fd);
 
     gn_cgi_send_kill(ctx);          /* client gone, or a lingering script */
+    gn_cgi_slot_free(ctx);
 
     if (!ctx->sent) {
         ctx->exited = 1;
@@ -2577,6 +2595,7 @@ gn_cgi_start(gn_cgi_ctx_t *ctx, const char *path, gn_str_t script_name,
     }
 
     ctx->sent = 1;
+    ctx->slot = 1;
     gn_cgi_nrunning++;
 
     ctx->out_w = api->watch_fd(r, ctx->out_fd, GN_WATCH_READ,
