@@ -225,6 +225,25 @@ sub failures
 }
 
 
+# testssl's resumption checks run `openssl s_client -sess_out </dev/null`:
+# s_client shuts down at stdin's EOF, and under TLS 1.3 the session ticket
+# is sent after the client's Finished, so s_client sometimes leaves before
+# it arrives, writes no session, and the second s_client fails ("check
+# failed because of connect problem"). Reproduced by hand: 5-8 in 40 such
+# s_client runs against gannet, 0 in 40 against nginx (OpenSSL sends its
+# ticket sooner; why GnuTLS's comes later is still open). Resumption itself
+# is tested in 22-tls-session-cache and 23-tls-tickets; only this
+# client-side race is not counted as a finding.
+sub client_race
+{
+    my ($f) = @_;
+
+    return $f->{id} =~ /^sessionresumption_(?:ticket|ID)$/
+           && $f->{severity} eq 'WARN'
+           && ($f->{finding} // '') =~ /connect problem/;
+}
+
+
 sub check_scan
 {
     my ($name, $s, $kx) = @_;
@@ -246,7 +265,8 @@ sub check_scan
 
     # no weakness of any severity, but the test certificate's own
     @bad = grep { $_->{severity} =~ /^(?:LOW|MEDIUM|HIGH|CRITICAL|WARN|FATAL)$/
-                  && !exists $TEST_CERT{$_->{id}} } @{$r->{list}};
+                  && !exists $TEST_CERT{$_->{id}}
+                  && !client_race($_) } @{$r->{list}};
     ok(!@bad, "$name: no finding of severity LOW or above")
         or diag(join("\n", map { show($_) } @bad));
 

@@ -153,8 +153,12 @@ my ($r, $j);
 my $end = time() + GnTest::slow(5);
 while (1) {
     ($r, $j) = get_json();
+    # (and, under valgrind, a child that served nothing yet may still be
+    # starting)
     last if $j && $j->{totals}{requests} >= $sent
-            && $j->{totals}{responses}{'4xx'} >= $n404;
+            && $j->{totals}{responses}{'4xx'} >= $n404
+            && 2 == grep { ($_->{state} // '') eq 'running' }
+                         @{$j->{children} // []};
     last if time() > $end;
     sleep(0.1);
 }
