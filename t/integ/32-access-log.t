@@ -91,6 +91,8 @@ is($rec->{proto}, 'HTTP/1.1', 'json: $server_protocol');
 my $rec2 = eval { JSON::PP->new->decode($j[1] // '') };
 ok($rec2 && $rec2->{foo} eq '', 'line 2 parses, no X-Foo');
 
+# the same request's line reaches plain.log just after j.log
+$t->wait_log(qr/x=2/, 5, 'logs/plain.log');
 my $plain = $t->read_file('logs/plain.log') // '';
 like($plain, qr{^/j/\?x=1\|bar\\x22baz\|200$}m,
      'default escape: \xHH in a header value');
