@@ -124,20 +124,7 @@ sub scan_start
     my $pid;
 
     $t->verbose("scan: @cmd");
-    $pid = fork();
-    die "fork: $!\n" unless defined $pid;
-    if ($pid == 0) {
-        POSIX::setpgid(0, 0);
-        $SIG{PIPE} = $SIG{INT} = $SIG{TERM} = $SIG{ALRM} = 'DEFAULT';
-        chdir($dir);
-        open(STDIN, '<', '/dev/null');
-        open(STDOUT, '>', $txt);
-        open(STDERR, '>&', \*STDOUT);
-        { no warnings 'exec'; exec { $cmd[0] } @cmd; }
-        print STDERR "exec $cmd[0]: $!\n";
-        POSIX::_exit(127);
-    }
-    POSIX::setpgid($pid, $pid);
+    $pid = $t->spawn(\@cmd, out => $txt, chdir => $dir);
     $scan{$name} = { pid => $pid, port => $port, json => $json,
                      txt => $txt, start => time() };
 }

@@ -43,17 +43,8 @@ plan(skip_all => 'under valgrind: load tests measure valgrind')
     if GnTest::valgrind();
 
 my $t = GnTest->new(timeout => GnLoad::pick(110, 900));
-$t->skip_unless_bin;
-
-my $wrk = GnLoad::wrk_path();
-my $nowrk = 'wrk not found (install the Debian package wrk)';
-diag($nowrk) unless $wrk;
-
-my $moddir = $ENV{GN_MODDIR} // '';
-$moddir = ($ENV{GN_BUILDDIR} // $t->{srcdir}) . '/modules/.libs'
-    if $moddir eq '';
+my ($wrk, $nowrk, $moddir) = GnLoad::prepare($t);
 my $status = -f "$moddir/mod_status.so";
-$ENV{GN_MODDIR} = $moddir;
 
 my $index = "<html>faults under load</html>\n" x 8;
 $t->write_file('html/index.html', $index);

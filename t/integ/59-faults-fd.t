@@ -76,16 +76,7 @@ sub nofile
 }
 
 my $t = GnTest->new(timeout => GnLoad::pick(110, 600));
-$t->skip_unless_bin;
-
-my $wrk = GnLoad::wrk_path();
-my $nowrk = 'wrk not found (install the Debian package wrk)';
-diag($nowrk) unless $wrk;
-
-my $moddir = $ENV{GN_MODDIR} // '';
-$moddir = ($ENV{GN_BUILDDIR} // $t->{srcdir}) . '/modules/.libs'
-    if $moddir eq '';
-$ENV{GN_MODDIR} = $moddir;
+my ($wrk, $nowrk, $moddir) = GnLoad::prepare($t);
 
 my $small = "small file\n";
 $t->write_file('html/small.txt', $small);

@@ -29,6 +29,28 @@ sub pick { return long() ? $_[1] : $_[0]; }
 sub wrk_path { return GnTest::_which('wrk'); }
 
 
+# The common start of a fault test: skip without a gannet binary; find
+# wrk (its absence is said once: the wrk parts skip with the returned
+# reason); point GN_MODDIR at the built modules. Returns (wrk path or
+# undef, the skip reason, the module directory).
+sub prepare
+{
+    my ($t) = @_;
+    my $nowrk = 'wrk not found (install the Debian package wrk)';
+    my $wrk = wrk_path();
+    my $moddir = $ENV{GN_MODDIR} // '';
+
+    $t->skip_unless_bin;
+    Test::More::diag($nowrk) unless $wrk;
+
+    $moddir = ($ENV{GN_BUILDDIR} // $t->{srcdir}) . '/modules/.libs'
+        if $moddir eq '';
+    $ENV{GN_MODDIR} = $moddir;
+
+    return ($wrk, $nowrk, $moddir);
+}
+
+
 # Starts wrk against 127.0.0.1:port/path in the background, until it is
 # stopped with wrk_stop (it runs for at most `duration` s, default 300,
 # so that a lost test cannot leave it running). Options: port, path,
@@ -47,19 +69,7 @@ sub wrk_start
     my $pid;
 
     $t->verbose("wrk: @cmd");
-    $pid = fork();
-    die "GnLoad: fork: $!\n" unless defined $pid;
-    if ($pid == 0) {
-        POSIX::setpgid(0, 0);
-        $SIG{PIPE} = $SIG{INT} = $SIG{TERM} = $SIG{ALRM} = 'DEFAULT';
-        open(STDIN, '<', '/dev/null');
-        open(STDOUT, '>', $out);
-        open(STDERR, '>&', \*STDOUT);
-        { no warnings 'exec'; exec { $cmd[0] } @cmd; }
-        print STDERR "exec $cmd[0]: $!\n";
-        POSIX::_exit(127);
-    }
-    POSIX::setpgid($pid, $pid);
+    $pid = $t->spawn(\@cmd, out => $out);
 
     return { pid => $pid, out => $out, cmd => "@cmd" };
 }

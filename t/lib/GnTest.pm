@@ -810,6 +810,39 @@ sub _kill_all
 # Runs a command (array ref) with stdin from /dev/null in its own process
 # group; kills the group after `timeout` s.  Returns (exit code, stdout,
 # stderr); the exit code is -1 on timeout, 128+N when killed by signal N.
+# Starts @$cmd in the background in its own process group (so that the
+# whole group can be killed) and returns its pid. Options: stdin (a file,
+# default /dev/null), out (stdout's file), err (stderr's file; default:
+# with stdout), chdir (a directory to run in). The signals the harness
+# handles are reset to their defaults before exec.
+sub spawn
+{
+    my ($self, $cmd, %opt) = @_;
+    my $pid = fork();
+
+    die "GnTest: fork: $!\n" unless defined $pid;
+
+    if ($pid == 0) {
+        POSIX::setpgid(0, 0);
+        $SIG{PIPE} = $SIG{INT} = $SIG{TERM} = $SIG{ALRM} = 'DEFAULT';
+        chdir($opt{chdir}) if defined $opt{chdir};
+        open(STDIN, '<', $opt{stdin} // '/dev/null');
+        open(STDOUT, '>', $opt{out} // '/dev/null');
+        if (defined $opt{err}) {
+            open(STDERR, '>', $opt{err});
+        } else {
+            open(STDERR, '>&', \*STDOUT);
+        }
+        { no warnings "exec"; exec { $cmd->[0] } @$cmd; }
+        print STDERR "exec $cmd->[0]: $!\n";
+        POSIX::_exit(127);
+    }
+
+    POSIX::setpgid($pid, $pid);
+    return $pid;
+}
+
+
 sub run_client
 {
     my ($self, $cmd, %opt) = @_;
@@ -819,21 +852,8 @@ sub run_client
     my ($pid, $end, $rc);
 
     $self->verbose("client: @$cmd");
-    $pid = fork();
-    die "GnTest: fork: $!\n" unless defined $pid;
-
-    if ($pid == 0) {
-        POSIX::setpgid(0, 0);
-        $SIG{PIPE} = $SIG{INT} = $SIG{TERM} = $SIG{ALRM} = 'DEFAULT';
-        open(STDIN, '<', $opt{stdin} // '/dev/null');
-        open(STDOUT, '>', $out);
-        open(STDERR, '>', $err);
-        { no warnings "exec"; exec { $cmd->[0] } @$cmd; }
-        print STDERR "exec $cmd->[0]: $!\n";
-        POSIX::_exit(127);
-    }
-
-    POSIX::setpgid($pid, $pid);
+    $pid = $self->spawn($cmd, stdin => $opt{stdin}, out => $out,
+                        err => $err);
     $end = time() + slow($opt{timeout} // 10);
     while (1) {
         if (waitpid($pid, WNOHANG) == $pid) {
