@@ -21,12 +21,16 @@
 #   clk_tck      clock ticks a second, getconf CLK_TCK (bench_workdir)
 #   keep         1: bench_cleanup keeps $work (default 0)
 #   gannet_bin   the gannet binary (gannet_conf's command line)
+#   cap_procs    the cgroup.procs file of the CPU cap (cpu_cap_setup);
+#                spawn_server starts servers in that cgroup when set
 
 me=${0##*/}
 declare -A pid
 stop_signal=TERM
 keep=0
 work=""
+cap_procs=""
+cap_dir=""
 
 
 # --- checks and setup ---------------------------------------------------------
@@ -101,6 +105,76 @@ raise_nofile()
 }
 
 
+# cpu_cap_setup PERCENT: a cgroup whose processes together get at most
+# PERCENT of one CPU (CFS bandwidth control: PERCENT/100 x 10 ms in every
+# 10 ms period; the short period keeps the stalls short), for servers
+# that spawn_server starts afterwards (every process they fork inherits
+# it, the CGI launcher included).  Capping the server below the load
+# generator's capacity makes the server, not the client, the limit of
+# a run; both servers of a comparison get the same cap.  cgroup v2 (the
+# unified hierarchy with the cpu controller) or v1 (the cpu controller's
+# own hierarchy); needs root.  Sets $cap_dir and $cap_procs; exits 1
+# with the reason when no cgroup can be made.
+cpu_cap_setup()
+{
+    local pct=$1 base v2="" quota
+    case "$pct" in
+    ''|*[!0-9]*) echo "$me: the CPU cap is a percentage, not \"$pct\"" >&2
+                 exit 1 ;;
+    esac
+    if [ "$pct" -lt 5 ] || [ "$pct" -gt 100 ]; then
+        echo "$me: the CPU cap must be 5 to 100 (%), not $pct" >&2
+        exit 1
+    fi
+    quota=$((pct * 100))
+    for base in /sys/fs/cgroup /sys/fs/cgroup/unified; do
+        if [ -f "$base/cgroup.subtree_control" ] \
+           && grep -qw cpu "$base/cgroup.controllers" 2>/dev/null
+        then
+            v2=$base
+            break
+        fi
+    done
+    if [ -n "$v2" ]; then
+        cap_dir=$v2/gannet-bench.$$
+        grep -qw cpu "$v2/cgroup.subtree_control" \
+            || echo +cpu >"$v2/cgroup.subtree_control" 2>/dev/null
+        mkdir "$cap_dir" 2>/dev/null \
+            && echo "$quota 10000" >"$cap_dir/cpu.max" 2>/dev/null \
+            || { echo "$me: cannot make a CPU-capped cgroup under $v2" \
+                      "(root? cgroup delegation?)" >&2
+                 rmdir "$cap_dir" 2>/dev/null; cap_dir=""; exit 1; }
+    elif [ -f /sys/fs/cgroup/cpu/cpu.cfs_quota_us ]; then
+        cap_dir=/sys/fs/cgroup/cpu/gannet-bench.$$
+        mkdir "$cap_dir" 2>/dev/null \
+            && echo 10000 >"$cap_dir/cpu.cfs_period_us" \
+            && echo "$quota" >"$cap_dir/cpu.cfs_quota_us" \
+            || { echo "$me: cannot make a CPU-capped cgroup under" \
+                      "/sys/fs/cgroup/cpu (root?)" >&2
+                 rmdir "$cap_dir" 2>/dev/null; cap_dir=""; exit 1; }
+    else
+        echo "$me: no cgroup cpu controller: cannot cap the server's CPU" >&2
+        exit 1
+    fi
+    cap_procs=$cap_dir/cgroup.procs
+    return 0
+}
+
+
+# cpu_cap_throttled: microseconds the capped cgroup has been throttled
+# so far (0 without a cap).
+cpu_cap_throttled()
+{
+    [ -n "$cap_dir" ] || { echo 0; return 0; }
+    if [ -f "$cap_dir/cpu.max" ]; then
+        awk '$1 == "throttled_usec" { print $2 }' "$cap_dir/cpu.stat"
+    else
+        awk '$1 == "throttled_time" { printf "%d\n", $2 / 1000 }' \
+            "$cap_dir/cpu.stat"
+    fi
+}
+
+
 # bench_workdir TEMPLATE: make the temporary directory (mktemp -d
 # TEMPLATE) as $work, an empty $work/results.tsv as $results, set
 # $clk_tck, and install the cleanup traps: on exit bench_cleanup; on
@@ -131,6 +205,7 @@ bench_docroot()
 bench_cleanup()
 {
     stop_all
+    [ -z "$cap_dir" ] || rmdir "$cap_dir" 2>/dev/null || true
     [ -n "$work" ] || return 0
     if [ "$keep" = 1 ]; then
         echo "$me: kept $work" >&2
@@ -265,11 +340,15 @@ ticks_us()
 # its tree is easy to find and a ^C of the script does not reach it),
 # pinned with taskset to CPU (children and threads inherit it; an empty
 # CPU: not pinned), stdout and stderr to OUT, stdin /dev/null; its pid
-# goes to pid[KEY].
+# goes to pid[KEY].  With a CPU cap (cpu_cap_setup) it starts in the
+# capped cgroup.
 spawn_server()
 {
     local key=$1 cpu=$2 out=$3
     shift 3
+    if [ -n "$cap_procs" ]; then
+        set -- sh -c 'echo $$ >"$0" && exec "$@"' "$cap_procs" "$@"
+    fi
     if [ -n "$cpu" ]; then
         setsid taskset -c "$cpu" "$@" >"$out" 2>&1 </dev/null &
     else

@@ -9,6 +9,7 @@
 #            [--runs "LIST"] [--root DIR] [--dirs D] [--seed S]
 #            [--builddir DIR] [--gannet PATH] [--raw FILE] [--keep]
 #            [--procs P] [--client-cpus LIST] [--cert ec|rsa]
+#            [--server-cpu PCT]
 #   --min, --max   search bounds (default 100 and 2000)
 #   --step S       stop the search once fewer than S values of N are left
 #                  undecided (default 1: the exact largest N)
@@ -36,6 +37,12 @@
 #                  rsa: 2048-bit RSA, closer to SPECweb99_SSL's RSA key
 #                  exchange, where the server's private-key operation
 #                  dominates)
+#   --server-cpu PCT  cap each server at PCT percent of CPU 0 (a cgroup
+#                  with CFS bandwidth control; root): with the server
+#                  capped below what the load generator can drive, the
+#                  server, not the client, limits the run, and servers
+#                  compared in one run get the same CPU (default: no
+#                  cap, the whole of CPU 0)
 #
 # The server runs pinned to CPU 0 (gannet: one child; nginx: one
 # worker), the load generator (bench/specweb99/gannet-specweb99-load)
@@ -76,12 +83,13 @@ raw_out=""
 procs=1
 client_cpus=1
 cert=ec
+server_cpu=""
 
 parse_options "--min=min --max=max --step=step --rampup=rampup --time=duration
     --rampdown=rampdown --resume-share=resume --runs=runs --root=root
     --dirs=dirs --seed=seed --builddir=builddir --gannet=gannet_bin
     --raw=raw_out --keep=keep:1 --procs=procs --client-cpus=client_cpus
-    --cert=cert" "$@"
+    --cert=cert --server-cpu=server_cpu" "$@"
 
 case "$cert" in
 ec|rsa) ;;
@@ -101,6 +109,7 @@ for f in "$gannet_bin" "$loadgen"; do
 done
 raise_nofile 200000
 bench_workdir /tmp/gnspecweb.XXXXXX
+[ -z "$server_cpu" ] || cpu_cap_setup "$server_cpu"
 chmod 755 "$work"
 
 full=1
@@ -337,8 +346,9 @@ echo "$(nproc) CPUs: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-)"
 echo "file set: $(find "$root/file_set" -mindepth 1 -maxdepth 1 | wc -l)" \
      "directories;" \
      "probes: ramp-up $rampup s, measurement $duration s, ramp-down" \
-     "$rampdown s; server on CPU 0, load generator on CPU $client_cpus" \
-     "($procs process(es)); certificate $cert"
+     "$rampdown s; server on CPU 0${server_cpu:+ capped at $server_cpu%}," \
+     "load generator on CPU $client_cpus ($procs process(es));" \
+     "certificate $cert"
 [ "$full" = 0 ] && echo "NOTE: mod_specweb99 not built: gannet runs were" \
                         "static-only"
 perl -e '
