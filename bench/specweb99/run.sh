@@ -211,6 +211,8 @@ start_nginx()
     port_https=$(free_port)
     cmd=$(nginx_conf "$d" 1 200000 100000 <<EOF
     sendfile on;
+    open_file_cache max=20000 inactive=60s;
+    open_file_cache_valid 60s;
     keepalive_requests 1000000000;
     keepalive_timeout 300s;
     default_type application/octet-stream;
