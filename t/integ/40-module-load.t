@@ -439,6 +439,9 @@ my @im = init_lines('init_master');
 is(scalar @im, 1, 'init_master ran once');
 like($im[0] // '', qr/^pid $master slot -1$/, 'init_master in the master');
 
+# A child logs init_child as it starts; the master forked it before, so a
+# slow one (valgrind, a busy machine) may be listed and not have logged yet.
+$t->wait_log(qr/t_info: init_child slot \d+ pid $_$/m) for @kids;
 my %slot_of;
 for my $l (init_lines('init_child')) {
     $slot_of{$2} = $1 if $l =~ /^slot (\d+) pid (\d+)$/;
