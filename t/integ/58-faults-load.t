@@ -36,12 +36,6 @@ use Time::HiRes qw(time sleep);
 use GnTest;
 use GnLoad;
 
-# wrk's load at valgrind's 20-50x slowdown would measure valgrind; the same
-# faults without load (50-prefork, 51-reload, 52-shutdown, 53-reopen) run
-# under valgrind.
-plan(skip_all => 'under valgrind: load tests measure valgrind')
-    if GnTest::valgrind();
-
 my $t = GnTest->new(timeout => GnLoad::pick(110, 900));
 my ($wrk, $nowrk, $moddir) = GnLoad::prepare($t);
 my $status = -f "$moddir/mod_status.so";
