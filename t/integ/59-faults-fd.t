@@ -45,11 +45,13 @@ use Time::HiRes qw(time sleep);
 use GnTest;
 use GnLoad;
 
-# Thousands of connections and a server under `ulimit -n 64` (valgrind
-# keeps descriptors of its own at the top of the limit): not under
-# valgrind; 15-http-limits covers descriptor exhaustion there.
-plan(skip_all => 'under valgrind: thousands of connections, fd limits')
-    if GnTest::valgrind();
+# Under valgrind (make check-valgrind) case 1 runs, but valgrind keeps
+# descriptors of its own at the top of the limit and closes one accept()
+# returns there (a reset the server never sees): the descriptor count and
+# the no-error checks are skipped. Case 3 is skipped: gdb cannot stop a
+# program valgrind runs (its code runs translated) at a breakpoint.
+my $vg_fds = 'under valgrind: valgrind keeps the top descriptors and resets'
+             . ' connections accept() gets there';
 
 my $nslow = GnLoad::pick(5000, 8000);
 
@@ -145,8 +147,11 @@ SKIP: {
         sleep(0.05);
     }
     my $held = GnLoad::tcp_conns($child, $t->port(0));
-    ok($held >= $lim - 16, "EMFILE load: the child's descriptors are used"
-                           . " up ($held connections)");
+    SKIP: {
+        skip $vg_fds, 1 if GnTest::valgrind();
+        ok($held >= $lim - 16, "EMFILE load: the child's descriptors are"
+                               . " used up ($held connections)");
+    }
 
     # ... and wrk's connections wait behind them in the listen queue
     my $w = GnLoad::wrk_start($t, path => '/small.txt', timeout => 30,
@@ -176,8 +181,13 @@ SKIP: {
     ok(defined $r->{requests} && $r->{requests} > 0,
        'EMFILE load: service resumes under load ('
        . GnLoad::wrk_text($r) . ')') or diag($r->{raw});
-    is($r->{connect} + $r->{read} + $r->{write} + $r->{non2xx}, 0,
-       'EMFILE load: no failed request') or diag($r->{raw});
+    SKIP: {
+        skip $vg_fds, 1 if GnTest::valgrind();
+        is($r->{connect} + $r->{read} + $r->{write} + $r->{non2xx}, 0,
+           'EMFILE load: no failed request') or diag($r->{raw});
+    }
+    is($r->{non2xx}, 0, 'EMFILE load: no error response')
+        if GnTest::valgrind();
 
     # more wrk connections than descriptors: the child serves what it
     # holds, the rest wait; nothing is answered with an error
@@ -189,8 +199,14 @@ SKIP: {
     ok(defined $r->{requests} && $r->{requests} > 0,
        "EMFILE load: wrk with 3 x $lim connections served ("
        . GnLoad::wrk_text($r) . ')') or diag($r->{raw});
-    is($r->{read} + $r->{write} + $r->{non2xx}, 0,
-       'EMFILE load: no reset and no error response') or diag($r->{raw});
+    SKIP: {
+        skip $vg_fds, 1 if GnTest::valgrind();
+        is($r->{read} + $r->{write} + $r->{non2xx}, 0,
+           'EMFILE load: no reset and no error response')
+            or diag($r->{raw});
+    }
+    is($r->{non2xx}, 0, 'EMFILE load: no error response')
+        if GnTest::valgrind();
 
     $end = time() + 10;
     my $ok = 0;
@@ -355,6 +371,8 @@ sub bg
 }
 
 SKIP: {
+    skip 'under valgrind: gdb cannot stop a program valgrind runs at a'
+         . ' breakpoint', 14 if GnTest::valgrind();
     skip 'gdb not found', 14 unless $gdb;
     skip 'mod_specweb99.so and mod_status.so not built', 14
         unless $sw || $st;
