@@ -97,9 +97,16 @@ cmp_ok(scalar(keys %pids), '>=', 2,
        'the session was used by at least 2 different children')
     or diag('pids: ' . join(' ', keys %pids));
 
-# gnutls-cli --resume (session ID only)
-$r = GnTLS::gnutls_cli($t, resume => 1, args => ['--noticket'],
-                       priority => 'NORMAL:-VERS-ALL:+VERS-TLS1.2');
+# gnutls-cli --resume (session ID only). GnuTLS stores a new session
+# after it sent the server's Finished, and gnutls-cli reconnects at once:
+# under valgrind its second ClientHello sometimes reached a child before
+# the store was done. There (only) a full handshake is tried again, twice
+# at most; a cache that does not work fails every time.
+for (1 .. (GnTest::valgrind() ? 3 : 1)) {
+    $r = GnTLS::gnutls_cli($t, resume => 1, args => ['--noticket'],
+                           priority => 'NORMAL:-VERS-ALL:+VERS-TLS1.2');
+    last if $r->{resumed};
+}
 ok($r->{resumed}, 'gnutls-cli --resume --noticket TLS 1.2: resumed')
     or diag($r->{all});
 is($r->{status}, 200, 'gnutls-cli --resume: 200');
