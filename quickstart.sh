@@ -5,7 +5,8 @@
 #                           on a demo site at http://127.0.0.1:8080/
 #   ./quickstart.sh test    set up, build, and run the whole test suite:
 #                           a plain build, a sanitizer build (ASan+UBSan),
-#                           `make distcheck` and each fuzzer for 10 s; ends
+#                           the suite under valgrind memcheck, `make
+#                           distcheck` and each fuzzer for 10 s; ends
 #                           with "N passed, N failed"
 #
 # Set-up installs missing Debian packages when run as root, and otherwise
@@ -139,9 +140,12 @@ test_all() {
     configure_build "$build/asan" --enable-werror --enable-asan --enable-ubsan --enable-debug
     run_suite "ASan+UBSan" "$build/asan"
 
-    # `make check-valgrind` (every test with the server under memcheck) is
-    # not run here yet: at valgrind's 20-50x slowdown some tests' waits
-    # still race (three fixed so far); run it by hand, see t/README.md.
+    # every unit test and every integration test with each gannet process
+    # under valgrind memcheck: a memcheck error or a definite leak fails
+    # (t/README.md, "Valgrind"); -O0 -g, and no ASan, which valgrind
+    # cannot run
+    configure_build "$build/valgrind" --enable-werror --enable-debug
+    run_suite "valgrind memcheck" "$build/valgrind" check-valgrind
 
     say "make distcheck"
     dc_pass=0 dc_fail=0
@@ -165,11 +169,14 @@ test_all() {
         fz_fail=1
     fi
 
-    set -- $(totals "$build/plain/test-suite.log" "$build/asan/test-suite.log" \
-                    2>/dev/null || echo "0 1 0")
+    set -- $(totals "$build/plain/test-suite.log" \
+                    "$build/asan/test-suite.log" \
+                    "$build/valgrind/test-suite.log" 2>/dev/null \
+             || echo "0 1 0")
     passed=$(( $1 + dc_pass + fz_pass )) failed=$(( $2 + dc_fail + fz_fail )) skipped=$3
     [ -f "$build/plain/test-suite.log" ] || failed=$((failed + 1))
     [ -f "$build/asan/test-suite.log" ] || failed=$((failed + 1))
+    [ -f "$build/valgrind/test-suite.log" ] || failed=$((failed + 1))
     echo
     echo "$passed passed, $failed failed, $skipped skipped"
     [ "$failed" -eq 0 ]
@@ -178,5 +185,5 @@ test_all() {
 case "${1:-}" in
     serve) serve ;;
     test)  test_all ;;
-    *)     sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+    *)     sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac
