@@ -179,6 +179,7 @@ $mods
 tls_protocols TLSv1.2 TLSv1.3;
 tls_session_cache 10m;
 tls_session_tickets on;
+file_cache_entries 20000;
 
 server {
     listen 127.0.0.1:$port_http backlog=4096;
