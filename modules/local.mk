@@ -19,6 +19,14 @@ pkglib_LTLIBRARIES = \
 %canon_reldir%_mod_specweb99_la_LDFLAGS = $(GN_MOD_LDFLAGS)
 EXTRA_DIST += %reldir%/specweb99/specweb99.cgi
 
+# The same CGI dynamic GET compiled: what bench/specweb99/run.sh runs (a
+# Perl start-up per request would measure Perl, not the server). Not
+# installed: a benchmark's program, like the load generator.
+noinst_PROGRAMS += %reldir%/specweb99/specweb99-cgi
+%canon_reldir%_specweb99_specweb99_cgi_SOURCES = \
+    %reldir%/specweb99/specweb99_cgi.c
+%canon_reldir%_specweb99_specweb99_cgi_CFLAGS = $(GN_CFLAGS)
+
 %canon_reldir%_mod_cgi_la_SOURCES = %reldir%/cgi/mod_cgi.c
 %canon_reldir%_mod_cgi_la_CPPFLAGS = $(GN_MOD_CPPFLAGS)
 %canon_reldir%_mod_cgi_la_CFLAGS = $(GN_MOD_CFLAGS)

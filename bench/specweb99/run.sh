@@ -158,7 +158,14 @@ start_gannet()
     }"
         if [ -f "$cgiso" ]; then
             mkdir -p "$root/cgi-bin"
-            cp "$top/modules/specweb99/specweb99.cgi" "$root/cgi-bin/"
+            # the compiled CGI when built (the Perl one adds an
+            # interpreter's start-up to every CGI request)
+            if [ -x "$builddir/modules/specweb99/specweb99-cgi" ]; then
+                cp "$builddir/modules/specweb99/specweb99-cgi" \
+                   "$root/cgi-bin/specweb99.cgi"
+            else
+                cp "$top/modules/specweb99/specweb99.cgi" "$root/cgi-bin/"
+            fi
             chmod 755 "$root/cgi-bin" "$root/cgi-bin/specweb99.cgi"
             echo "$root" >"$root/cgi-bin/specweb99.root"
             mods="$mods

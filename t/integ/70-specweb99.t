@@ -37,8 +37,12 @@ plan(skip_all => "$ENV{GN_MODDIR}/mod_specweb99.so not built")
 my $dir = $t->testdir;
 my $root = "$dir/sw";
 my $is_root = $< == 0;
-my $cgi = -f "$ENV{GN_MODDIR}/mod_cgi.so" && -x '/usr/bin/perl'
-          && (!$is_root || defined getpwnam('nobody'));
+my $can_cgi = -f "$ENV{GN_MODDIR}/mod_cgi.so"
+              && (!$is_root || defined getpwnam('nobody'));
+my $cgi = $can_cgi && -x '/usr/bin/perl';
+# the compiled variant (modules/specweb99/specweb99-cgi)
+my $ccgi_bin = "$ENV{GN_BUILDDIR}/modules/specweb99/specweb99-cgi";
+my $ccgi = $can_cgi && -x $ccgi_bin;
 
 chmod(0755, $dir);
 make_path("$root/file_set");
@@ -246,11 +250,18 @@ sub fname
 # ---- the server ----------------------------------------------------------
 
 my $cgi_conf = '';
-if ($cgi) {
+if ($cgi || $ccgi) {
     make_path("$dir/html/cgi");
-    copy("$t->{srcdir}/modules/specweb99/specweb99.cgi",
-         "$dir/html/cgi/specweb99.cgi") or die "copy: $!";
-    chmod(0755, "$dir/html", "$dir/html/cgi", "$dir/html/cgi/specweb99.cgi");
+    chmod(0755, "$dir/html", "$dir/html/cgi");
+    if ($cgi) {
+        copy("$t->{srcdir}/modules/specweb99/specweb99.cgi",
+             "$dir/html/cgi/specweb99.cgi") or die "copy: $!";
+        chmod(0755, "$dir/html/cgi/specweb99.cgi");
+    }
+    if ($ccgi) {
+        copy($ccgi_bin, "$dir/html/cgi/specweb99c.cgi") or die "copy: $!";
+        chmod(0755, "$dir/html/cgi/specweb99c.cgi");
+    }
     $ENV{SPECWEB99_ROOT} = $root;
     $cgi_conf = "load_module %%MODDIR%%/mod_cgi.so;\n"
                 . ($is_root ? "cgi_user nobody;\n" : '');
@@ -276,7 +287,7 @@ server {
         specweb99_root $root;
         specweb99_tool /bin/false;
     }
-@{[ $cgi ? "    location /cgi/ {\n        handler cgi;\n"
+@{[ $cgi || $ccgi ? "    location /cgi/ {\n        handler cgi;\n"
            . "        cgi_pass_env SPECWEB99_ROOT;\n    }" : '' ]}
 }
 EOF_CONF
@@ -621,16 +632,27 @@ sub log_records
 
 # ---- the CGI variant -------------------------------------------------------
 
-SKIP: {
-    skip('mod_cgi not built', 4) unless $cgi;
+for my $v (['specweb99.cgi', $cgi, 'mod_cgi or perl missing'],
+           ['specweb99c.cgi', $ccgi, 'mod_cgi or specweb99-cgi not built'])
+{
+    my ($name, $have, $why) = @$v;
 
-    for my $f ([0, 1, 4], [1, 0, 8]) {
-        my $q = fname(@$f);
-        my $r = get("/cgi/specweb99.cgi?$q");
+    SKIP: {
+        skip("$name: $why", 8) unless $have;
 
-        is($r->{status}, 200, "CGI GET $q: 200");
-        ok($r->{body} eq wrapper('/cgi/specweb99.cgi', $q, slurp("$root$q")),
-           "CGI GET $q: the same page");
+        for my $f ([0, 1, 4], [1, 0, 8], [0, 3, 2]) {
+            my $q = fname(@$f);
+            my $r = get("/cgi/$name?$q");
+
+            is($r->{status}, 200, "$name GET $q: 200");
+            ok($r->{body} eq wrapper("/cgi/$name", $q, slurp("$root$q")),
+               "$name GET $q: the same page");
+        }
+
+        is(get("/cgi/$name?/file_set/../../etc/passwd")->{status}, 400,
+           "$name: a name with .. is refused");
+        is(get("/cgi/$name?/file_set/dir00000/none")->{status}, 404,
+           "$name: a missing file is 404");
     }
 }
 
