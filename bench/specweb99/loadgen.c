@@ -27,6 +27,7 @@
 
 #define _GNU_SOURCE 1
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -40,7 +41,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <dirent.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
@@ -324,21 +324,18 @@ lg_cpu_self(void)
 
 
 /*
- * CPU time of a process and its descendants, in clock ticks: utime,
- * stime and the reaped children's cutime and cstime (so a CGI process
- * that ends between two samples stays counted), from /proc.  Returns -1
+ * A process's session id and CPU time in clock ticks: utime, stime and
+ * the reaped children's cutime and cstime (so a CGI process that ends
+ * between two samples stays counted), from /proc/PID/stat.  Returns -1
  * when the process is gone.
  */
-static double
-lg_cpu_tree_ticks(pid_t pid, int depth)
+static int
+lg_cpu_stat(pid_t pid, long *sid, double *ticks)
 {
     char                path[64], buf[1024], *p;
     int                 fd, i;
     ssize_t             n;
-    double              sum, t;
     unsigned long long  v[4];
-    FILE               *f;
-    long                kid;
 
     snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
     fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -351,9 +348,10 @@ lg_cpu_tree_ticks(pid_t pid, int depth)
         return -1;
     }
     buf[n] = '\0';
-    /* skip to the 14th field (utime): comm may hold spaces, not ')' */
+    /* after comm (which may hold spaces, not ')'): state ppid pgrp
+     * session ... utime is the 12th field from there */
     p = strrchr(buf, ')');
-    if (p == NULL) {
+    if (p == NULL || sscanf(p + 1, " %*c %*d %*d %ld", sid) != 1) {
         return -1;
     }
     for (i = 0; i < 12 && p != NULL; i++) {
@@ -364,7 +362,23 @@ lg_cpu_tree_ticks(pid_t pid, int depth)
     {
         return -1;
     }
-    sum = (double) (v[0] + v[1] + v[2] + v[3]);
+    *ticks = (double) (v[0] + v[1] + v[2] + v[3]);
+    return 0;
+}
+
+
+/* CPU ticks of a process and its descendants, or -1 when it is gone. */
+static double
+lg_cpu_tree_ticks(pid_t pid, int depth)
+{
+    char    path[64];
+    double  sum, t;
+    FILE   *f;
+    long    kid, sid;
+
+    if (lg_cpu_stat(pid, &sid, &sum) != 0) {
+        return -1;
+    }
     if (depth > 8) {
         return sum;
     }
@@ -383,16 +397,55 @@ lg_cpu_tree_ticks(pid_t pid, int depth)
 }
 
 
-/* The server's CPU time in seconds (--server-pid), or -1. */
+/* CPU ticks of every process of session sid. */
+static double
+lg_cpu_session_ticks(long sid)
+{
+    DIR            *d;
+    struct dirent  *de;
+    double          sum, t;
+    long            s, pid;
+    char           *end;
+
+    d = opendir("/proc");
+    if (d == NULL) {
+        return -1;
+    }
+    sum = 0;
+    while ((de = readdir(d)) != NULL) {
+        pid = strtol(de->d_name, &end, 10);
+        if (*end != '\0' || pid <= 0) {
+            continue;
+        }
+        if (lg_cpu_stat((pid_t) pid, &s, &t) == 0 && s == sid) {
+            sum += t;
+        }
+    }
+    closedir(d);
+    return sum;
+}
+
+
+/*
+ * The server's CPU time in seconds (--server-pid), or -1. When PID leads
+ * its session (run.sh starts servers with setsid), every process of the
+ * session counts: gannet's CGI launcher is not the master's child, and
+ * neither are the scripts it runs. Otherwise PID and its descendants.
+ */
 static double
 lg_cpu_server(void)
 {
     double  t;
+    long    sid;
 
-    if (lg_conf.server_pid <= 0) {
+    if (lg_conf.server_pid <= 0
+        || lg_cpu_stat(lg_conf.server_pid, &sid, &t) != 0)
+    {
         return -1;
     }
-    t = lg_cpu_tree_ticks(lg_conf.server_pid, 0);
+    t = sid == (long) lg_conf.server_pid ? lg_cpu_session_ticks(sid)
+                                         : lg_cpu_tree_ticks(lg_conf.server_pid,
+                                                             0);
     return t < 0 ? -1 : t / (double) sysconf(_SC_CLK_TCK);
 }
 
