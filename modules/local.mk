@@ -26,6 +26,8 @@ noinst_PROGRAMS += %reldir%/specweb99/specweb99-cgi
 %canon_reldir%_specweb99_specweb99_cgi_SOURCES = \
     %reldir%/specweb99/specweb99_cgi.c
 %canon_reldir%_specweb99_specweb99_cgi_CFLAGS = $(GN_CFLAGS)
+%canon_reldir%_specweb99_specweb99_cgi_LDFLAGS = $(GN_LDFLAGS) \
+    $(GN_STATIC_LDFLAGS)
 
 %canon_reldir%_mod_cgi_la_SOURCES = %reldir%/cgi/mod_cgi.c
 %canon_reldir%_mod_cgi_la_CPPFLAGS = $(GN_MOD_CPPFLAGS)
