@@ -30,10 +30,13 @@
 #include <sys/stat.h>
 
 
+/* the CGI header and the page up to the file's bytes: SERVER_SOFTWARE,
+ * REMOTE_ADDR, SCRIPT_NAME, QUERY_STRING */
 #define SW_HEAD                                                             \
     "Content-Type: text/html\r\n\r\n"                                       \
     "<html>\n<head><title>SPECweb99 Dynamic GET & POST Test</title>"        \
-    "</head>\n<body>\n"
+    "</head>\n<body>\n<p>SERVER_SOFTWARE = %s\n<p>REMOTE_ADDR = %s\n"       \
+    "<p>SCRIPT_NAME = %s\n<p>QUERY_STRING = %s\n<pre>\n"
 
 
 static void
@@ -167,11 +170,8 @@ main(void)
     flen = (size_t) st.st_size;
 
     /* the page in one buffer, written with one write() where it fits */
-    len = snprintf(NULL, 0, SW_HEAD "<p>SERVER_SOFTWARE = %s\n"
-                   "<p>REMOTE_ADDR = %s\n<p>SCRIPT_NAME = %s\n"
-                   "<p>QUERY_STRING = %s\n<pre>\n",
-                   sw_env("SERVER_SOFTWARE"), sw_env("REMOTE_ADDR"),
-                   sw_env("SCRIPT_NAME"), q);
+    len = snprintf(NULL, 0, SW_HEAD, sw_env("SERVER_SOFTWARE"),
+                   sw_env("REMOTE_ADDR"), sw_env("SCRIPT_NAME"), q);
     head = (size_t) len;
     tail = sizeof("\n</pre>\n</body></html>\n") - 1;
 
@@ -179,11 +179,8 @@ main(void)
     if (page == NULL) {
         sw_fail("500 Internal Server Error", "out of memory");
     }
-    snprintf(page, head + 1, SW_HEAD "<p>SERVER_SOFTWARE = %s\n"
-             "<p>REMOTE_ADDR = %s\n<p>SCRIPT_NAME = %s\n"
-             "<p>QUERY_STRING = %s\n<pre>\n",
-             sw_env("SERVER_SOFTWARE"), sw_env("REMOTE_ADDR"),
-             sw_env("SCRIPT_NAME"), q);
+    snprintf(page, head + 1, SW_HEAD, sw_env("SERVER_SOFTWARE"),
+             sw_env("REMOTE_ADDR"), sw_env("SCRIPT_NAME"), q);
 
     p = page + head;
     while ((size_t) (p - page - head) < flen) {
