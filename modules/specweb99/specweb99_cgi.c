@@ -164,6 +164,7 @@ main(void)
     snprintf(path, (size_t) len + 1, "%s%s", root, q);
 
     fd = open(path, O_RDONLY | O_CLOEXEC);
+    free(path);
     if (fd == -1 || fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)) {
         sw_fail("404 Not Found", "not found");
     }
@@ -198,5 +199,8 @@ main(void)
     memcpy(p, "\n</pre>\n</body></html>\n", tail);
     p += tail;
 
-    return sw_write_all(page, (size_t) (p - page)) == 0 ? 0 : 1;
+    len = sw_write_all(page, (size_t) (p - page));
+    free(page);                     /* for LeakSanitizer, in ASan builds */
+
+    return len == 0 ? 0 : 1;
 }

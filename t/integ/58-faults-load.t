@@ -154,7 +154,7 @@ SKIP: {
     SKIP: {
         skip 'mod_status.so not built', 2 unless $status;
         my $n = 0;
-        $end = time() + 10;
+        $end = time() + GnTest::slow(10);
         while (defined $new && time() < $end) {
             $n = served_by()->{$new} // 0;
             last if $n > 0;
@@ -363,7 +363,7 @@ SKIP: {
     # each one's first good write after it logs the notice.
     $w = GnLoad::wrk_start($t, path => '/index.html', connections => 10);
     my $back = 0;
-    my $end = time() + 10;
+    my $end = time() + GnTest::slow(10);
     my $again = qr/writes to "[^"]*access\.log" succeed again, \d+ lost/;
     while (time() < $end) {
         my $l = substr($t->error_log, $from);

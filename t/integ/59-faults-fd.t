@@ -140,7 +140,7 @@ SKIP: {
         my $s = $t->connect or last;
         push @idle, $s;
     }
-    my $end = time() + 5;
+    my $end = time() + GnTest::slow(5);
     while (time() < $end
            && GnLoad::tcp_conns($child, $t->port(0)) < $lim - 16)
     {
@@ -208,7 +208,7 @@ SKIP: {
     is($r->{non2xx}, 0, 'EMFILE load: no error response')
         if GnTest::valgrind();
 
-    $end = time() + 10;
+    $end = time() + GnTest::slow(10);
     my $ok = 0;
     while (!$ok && time() < $end) {
         $ok = served('/small.txt', 3);
@@ -253,7 +253,7 @@ SKIP: {
     is(scalar @conns, $nslow, "slowloris: $nslow connections open");
 
     # the server really holds them (not closed, not queued)
-    my $end = time() + 15;
+    my $end = time() + GnTest::slow(15);
     my $held = 0;
     while (time() < $end) {
         $held = 0;
@@ -439,7 +439,7 @@ SKIP: {
         # the other child gets completes (a short timeout: the one the
         # victim gets never does)
         my $hit = 0;
-        my $end = time() + 20;
+        my $end = time() + GnTest::slow(20);
         my @bgp;
         my $i = 0;
         while (!$hit && time() < $end) {
@@ -469,7 +469,7 @@ SKIP: {
            "flock: the holder $victim was killed");
 
         my $ok = 0;
-        $end = time() + 15;
+        $end = time() + GnTest::slow(15);
         while (time() < $end) {
             $ok = ($t->read_file($last) // '') =~ /^200$/m;
             last if $ok;
@@ -511,7 +511,7 @@ SKIP: {
         # the others keep serving, and keep recording samples
         my $h0 = 0;
         my $j;
-        my $end = time() + 10;
+        my $end = time() + GnTest::slow(10);
         my $newer = 0;
         my $t0 = time();
         while (time() < $end) {
