@@ -161,20 +161,6 @@ cpu_cap_setup()
 }
 
 
-# cpu_cap_throttled: microseconds the capped cgroup has been throttled
-# so far (0 without a cap).
-cpu_cap_throttled()
-{
-    [ -n "$cap_dir" ] || { echo 0; return 0; }
-    if [ -f "$cap_dir/cpu.max" ]; then
-        awk '$1 == "throttled_usec" { print $2 }' "$cap_dir/cpu.stat"
-    else
-        awk '$1 == "throttled_time" { printf "%d\n", $2 / 1000 }' \
-            "$cap_dir/cpu.stat"
-    fi
-}
-
-
 # bench_workdir TEMPLATE: make the temporary directory (mktemp -d
 # TEMPLATE) as $work, an empty $work/results.tsv as $results, set
 # $clk_tck, and install the cleanup traps: on exit bench_cleanup; on

@@ -38,6 +38,8 @@
     "</head>\n<body>\n<p>SERVER_SOFTWARE = %s\n<p>REMOTE_ADDR = %s\n"       \
     "<p>SCRIPT_NAME = %s\n<p>QUERY_STRING = %s\n<pre>\n"
 
+#define SW_TAIL  "\n</pre>\n</body></html>\n"
+
 
 static void
 sw_fail(const char *status, const char *msg)
@@ -138,7 +140,7 @@ main(void)
     struct stat   st;
     size_t        head, tail, flen;
     ssize_t       n;
-    int           fd, len;
+    int           fd, len, rc;
 
     root = getenv("SPECWEB99_ROOT");
     if (root == NULL || root[0] == '\0') {
@@ -174,7 +176,7 @@ main(void)
     len = snprintf(NULL, 0, SW_HEAD, sw_env("SERVER_SOFTWARE"),
                    sw_env("REMOTE_ADDR"), sw_env("SCRIPT_NAME"), q);
     head = (size_t) len;
-    tail = sizeof("\n</pre>\n</body></html>\n") - 1;
+    tail = sizeof(SW_TAIL) - 1;
 
     page = malloc(head + flen + tail + 1);
     if (page == NULL) {
@@ -196,11 +198,11 @@ main(void)
     }
     close(fd);
 
-    memcpy(p, "\n</pre>\n</body></html>\n", tail);
+    memcpy(p, SW_TAIL, tail);
     p += tail;
 
-    len = sw_write_all(page, (size_t) (p - page));
+    rc = sw_write_all(page, (size_t) (p - page));
     free(page);                     /* for LeakSanitizer, in ASan builds */
 
-    return len == 0 ? 0 : 1;
+    return rc == 0 ? 0 : 1;
 }
