@@ -6,7 +6,7 @@
 #include "gn_config.h"
 
 #include "http_response.h"
-#include "file_cache.h"
+#include "http_static.h"
 #include "timer.h"
 #include "str.h"
 
@@ -186,23 +186,14 @@ gn_http_add_file(gn_http_request_t *r, int fd, off_t off, off_t len)
 }
 
 
-static void
-gn_http_release_entry(void *data)
-{
-    gn_file_cache_release(data);
-}
-
-
 /* error_page: the configured file as the body of this error response. */
 static gn_int_t
 gn_http_error_page(gn_http_request_t *r, gn_uint_t status)
 {
-    gn_error_page_t    *ep;
-    gn_fc_entry_t      *e;
-    gn_pool_cleanup_t  *cln;
-    gn_fc_open_t        op;
-    gn_uint_t           i;
-    int                 err;
+    gn_error_page_t  *ep;
+    gn_fc_entry_t    *e;
+    gn_uint_t         i;
+    int               err;
 
     if (r->loc->error_pages == NULL || r->error_page_done) {
         return GN_DECLINED;
@@ -220,29 +211,14 @@ gn_http_error_page(gn_http_request_t *r, gn_uint_t status)
 
     r->error_page_done = 1;
 
-    op.root = &r->loc->root;
-    op.uri = &ep[i].uri;
-    op.name = NULL;
-    op.beneath = !r->loc->symlinks_outside_root;
-    op.use_cache = r->loc->file_cache;
-    op.valid = r->loc->file_cache_valid;
-    op.content_max = r->loc->sendfile_min_size;
-
-    e = gn_file_cache_open(&op, &err);
+    e = gn_http_file_open(r, &r->loc->root, &ep[i].uri, NULL,
+                          !r->loc->symlinks_outside_root, &err);
     if (e == NULL) {
         gn_log_error(GN_LOG_ERR, &r->c->log, err,
                      "error_page \"%.*s\" for %u cannot be opened",
                      GN_STR_ARG(&ep[i].uri), (unsigned) status);
         return GN_DECLINED;
     }
-
-    cln = gn_pool_cleanup_add(r->pool, 0);
-    if (cln == NULL) {
-        gn_file_cache_release(e);
-        return GN_ERROR;
-    }
-    cln->handler = gn_http_release_entry;
-    cln->data = e;
 
     if (!e->is_file) {
         return GN_DECLINED;
@@ -252,11 +228,7 @@ gn_http_error_page(gn_http_request_t *r, gn_uint_t status)
                                           ep[i].uri.len);
     r->content_length = e->size;
 
-    if (e->content != NULL) {
-        return gn_http_add_mem(r, e->content, (size_t) e->size);
-    }
-
-    return gn_http_add_file(r, e->fd, 0, e->size);
+    return gn_http_file_body(r, e, 0, e->size);
 }
 
 

@@ -18,14 +18,15 @@
 
 
 static void
-gn_http_static_release(void *data)
+gn_http_file_release(void *data)
 {
     gn_file_cache_release(data);
 }
 
 
-static gn_fc_entry_t *
-gn_http_static_open(gn_http_request_t *r, const gn_str_t *name, int *err)
+gn_fc_entry_t *
+gn_http_file_open(gn_http_request_t *r, const gn_str_t *root,
+    const gn_str_t *uri, const gn_str_t *name, gn_uint_t beneath, int *err)
 {
     gn_loc_conf_t      *lc = r->loc;
     gn_pool_cleanup_t  *cln;
@@ -38,17 +39,17 @@ gn_http_static_open(gn_http_request_t *r, const gn_str_t *name, int *err)
         return NULL;
     }
 
-    op.root = &lc->root;
-    op.uri = &r->uri;
+    op.root = root;
+    op.uri = uri;
     op.name = name;
-    op.beneath = !lc->symlinks_outside_root;
+    op.beneath = beneath;
     op.use_cache = lc->file_cache;
     op.valid = lc->file_cache_valid;
     op.content_max = lc->sendfile_min_size;
 
     e = gn_file_cache_open(&op, err);
     if (e != NULL) {
-        cln->handler = gn_http_static_release;   /* released with the pool */
+        cln->handler = gn_http_file_release;     /* released with the pool */
         cln->data = e;
     }
 
@@ -174,7 +175,8 @@ gn_http_static_index(gn_http_request_t *r, int *err)
     *err = EACCES;
 
     for (i = 0; i < r->loc->index->nelts; i++) {
-        e = gn_http_static_open(r, &names[i], err);
+        e = gn_http_file_open(r, &r->loc->root, &r->uri, &names[i],
+                              !r->loc->symlinks_outside_root, err);
         if (e != NULL) {
             if (e->is_file) {
                 if (gn_http_static_private(r, e, &names[i]) != GN_OK) {
@@ -198,11 +200,8 @@ gn_http_static_index(gn_http_request_t *r, int *err)
 }
 
 
-/* The bytes [off, off + len) of the file: from the cached copy, read
- * into the pool when small (so they leave with the head in one write),
- * or by sendfile. */
-static gn_int_t
-gn_http_static_body(gn_http_request_t *r, gn_fc_entry_t *e, off_t off,
+gn_int_t
+gn_http_file_body(gn_http_request_t *r, gn_fc_entry_t *e, off_t off,
     off_t len)
 {
     u_char   *p;
@@ -264,7 +263,7 @@ gn_http_static_multipart(gn_http_request_t *r, gn_fc_entry_t *e,
         len = gn_http_multipart_part_header(p, len, &boundary, &type, &rg[i],
                                             e->size);
         if (gn_http_add_mem(r, p, len) != GN_OK
-            || gn_http_static_body(r, e, rg[i].start,
+            || gn_http_file_body(r, e, rg[i].start,
                                    rg[i].end - rg[i].start + 1) != GN_OK)
         {
             return GN_ERROR;
@@ -351,7 +350,7 @@ gn_http_static_range(gn_http_request_t *r, gn_fc_entry_t *e)
     r->extra_headers.len = (size_t) (p - r->extra_headers.data);
 
     r->content_length = rg[0].end - rg[0].start + 1;
-    return gn_http_static_body(r, e, rg[0].start, r->content_length);
+    return gn_http_file_body(r, e, rg[0].start, r->content_length);
 }
 
 
@@ -385,7 +384,8 @@ gn_http_static_handler(gn_http_request_t *r)
         }
 
     } else {
-        e = gn_http_static_open(r, NULL, &err);
+        e = gn_http_file_open(r, &r->loc->root, &r->uri, NULL,
+                              !r->loc->symlinks_outside_root, &err);
         if (e == NULL) {
             return gn_http_static_error(r, err);
         }
@@ -446,5 +446,5 @@ gn_http_static_handler(gn_http_request_t *r)
         return GN_OK;
     }
 
-    return gn_http_static_body(r, e, 0, e->size);
+    return gn_http_file_body(r, e, 0, e->size);
 }

@@ -245,7 +245,12 @@ struct gn_api_s {
      * try again later); GN_ERROR after finish() or on out of memory. */
     int         (*write)(gn_request_t *r, const void *data, size_t len);
     /* Sends [offset, offset + length) of a file (length -1: to its end);
-     * the server uses sendfile() where it can. */
+     * GN_ERROR with errno set when it cannot (ENOENT, EACCES, EISDIR,
+     * EINVAL for a non-regular file or an offset past the end...). The
+     * file goes through the open-file cache with the settings of the
+     * request's location: a file changed in place may be sent as it was
+     * for up to file_cache_valid (`file_cache off`: opened on every
+     * call); small files from memory, the others by sendfile(). */
     int         (*send_file)(gn_request_t *r, const char *path,
                     int64_t offset, int64_t length);
     /* Sends what is buffered now: the head goes out with

@@ -34,6 +34,9 @@
  *                          example_delay_max), without blocking the child
  *     .../stream           three lines 100 ms apart, each flushed as it is
  *                          written (a chunked response)
+ *     .../file?off=N&len=M "[", bytes [N, N + M) of the file example_file
+ *                          names (send_file: the server's open-file cache
+ *                          and sendfile; len absent: to the end), "]\n"
  *     anything else        the greeting, example_repeat times
  *
  * and its filters run for every request of every location:
@@ -58,6 +61,7 @@
  *     "%.*s" and compare them with a length.
  */
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <stdarg.h>
@@ -79,6 +83,7 @@ typedef struct {
     int64_t      verbose;       /* example_verbose: FLAG (1 or 0) */
     int64_t      max_echo;      /* example_max_echo: SIZE (bytes) */
     int64_t      delay_max;     /* example_delay_max: DURATION (ms) */
+    const char  *file;          /* example_file: STRING, or NULL */
 } example_conf_t;
 
 
@@ -135,6 +140,11 @@ static const gn_directive_t  example_directives[] = {
     { "example_delay_max", GN_DIR_DURATION,
       GN_CTX_MAIN,
       offsetof(example_conf_t, delay_max), "10s" },
+
+    /* no default: the member stays NULL when no level sets it */
+    { "example_file", GN_DIR_STRING,
+      GN_CTX_MAIN | GN_CTX_SERVER | GN_CTX_LOCATION,
+      offsetof(example_conf_t, file), NULL },
 
     { NULL, 0, 0, 0, NULL }
 };
@@ -418,6 +428,8 @@ example_info(const gn_api_t *api, gn_request_t *r, example_conf_t *ecf)
                    (long long) ecf->max_echo);
     example_printf(api, r, "conf delay_max: %lld\n",
                    (long long) ecf->delay_max);
+    example_printf(api, r, "conf file: %s\n",
+                   ecf->file != NULL ? ecf->file : "(null)");
 
     example_printf(api, r, "child slot: %d\n", example_slot);
     example_printf(api, r, "requests logged by this child: %llu\n",
@@ -608,6 +620,47 @@ example_stream(const gn_api_t *api, gn_request_t *r)
 }
 
 
+/* ---- .../file: a file's bytes between two writes ------------------------- */
+
+/*
+ * send_file() appends a file range to the response after what was written
+ * so far; the server sends it from its open-file cache (no system call
+ * for a file it has seen recently, small files from memory) or with
+ * sendfile(). A file that cannot be sent fails with errno set; the server
+ * drops what was written before when the handler returns an error status.
+ */
+static int
+example_file(const gn_api_t *api, gn_request_t *r, example_conf_t *ecf)
+{
+    int       err;
+    int64_t   off, len;
+    gn_str_t  query;
+
+    if (ecf->file == NULL) {
+        return 404;
+    }
+
+    query = api->query(r);
+    off = example_query_number(query, "off");
+    len = example_query_number(query, "len");
+
+    api->set_header(r, "Content-Type", "application/octet-stream");
+
+    if (api->write(r, "[", 1) != GN_OK) {
+        return GN_ERROR;
+    }
+
+    if (api->send_file(r, ecf->file, off < 0 ? 0 : off, len) != GN_OK) {
+        err = errno;
+        api->log(r, GN_LOG_ERR, "example: cannot send \"%s\": %s",
+                 ecf->file, strerror(err));
+        return err == ENOMEM ? GN_ERROR : 404;
+    }
+
+    return api->write(r, "]\n", 2) == GN_OK ? GN_OK : GN_ERROR;
+}
+
+
 /* ---- the content handler ------------------------------------------------- */
 
 /*
@@ -655,6 +708,10 @@ example_handler(const gn_api_t *api, gn_request_t *r)
 
     if (example_uri_is(uri, "stream")) {
         return example_stream(api, r);
+    }
+
+    if (example_uri_is(uri, "file")) {
+        return example_file(api, r, ecf);
     }
 
     api->set_header(r, "Content-Type", "text/plain");

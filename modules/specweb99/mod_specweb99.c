@@ -86,7 +86,8 @@
  * as text/plain.
  *
  * What blocks. The file bytes of a dynamic GET and a POST go out through
- * the server's send_file (sendfile()); a CAD page of class 1 or 2 (at
+ * the server's send_file (its open-file cache: no system call on a hit,
+ * small files from memory, sendfile() for the others); a CAD page of class 1 or 2 (at
  * most 90 KiB) is read() into request memory to rewrite its tags, as are
  * the two data files on a change and the post log for Fetch, and the
  * post log is updated under flock(): these are page-cache reads and
@@ -739,23 +740,25 @@ sw_head(const gn_api_t *api, gn_request_t *r)
 }
 
 
-/* The wrapper around the file at `path` (sendfile for its bytes). */
+/* The wrapper around the file at `path` (the server's send_file: its
+ * open-file cache, sendfile() for the large ones). */
 static int
 sw_page(const gn_api_t *api, gn_request_t *r, const char *path)
 {
-    struct stat  st;
-
-    if (stat(path, &st) == -1 || !S_ISREG(st.st_mode)) {
-        api->log(r, GN_LOG_ERR, "specweb99: \"%s\": %s", path,
-                 errno ? strerror(errno) : "not a file");
-        return 404;
+    if (sw_head(api, r) != GN_OK) {
+        return GN_ERROR;
     }
 
-    if (sw_head(api, r) != GN_OK
-        || (st.st_size > 0
-            && api->send_file(r, path, 0, st.st_size) != GN_OK)
-        || api->write(r, SW_TAIL, sizeof(SW_TAIL) - 1) == GN_ERROR)
-    {
+    if (api->send_file(r, path, 0, -1) != GN_OK) {
+        if (errno == ENOMEM) {
+            return GN_ERROR;
+        }
+        api->log(r, GN_LOG_ERR, "specweb99: \"%s\": %s", path,
+                 strerror(errno));
+        return 404;                 /* the server drops what was written */
+    }
+
+    if (api->write(r, SW_TAIL, sizeof(SW_TAIL) - 1) == GN_ERROR) {
         return GN_ERROR;
     }
 

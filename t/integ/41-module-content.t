@@ -50,6 +50,10 @@ server {
     location /example/ {
         handler example;
     }
+    location /bigfile/ {
+        handler example;
+        example_file %%TESTDIR%%/data/big.bin;
+    }
 }
 EOF_TLS
 }
@@ -88,6 +92,31 @@ server {
     location /crash/ {
         handler t_crash;
     }
+
+    # send_file: from the open-file cache (small: bytes in memory; big:
+    # sendfile), with the cache off, and its failures
+    location /file/ {
+        handler example;
+        example_file %%TESTDIR%%/data/small.bin;
+        file_cache_valid 200ms;
+    }
+    location /bigfile/ {
+        handler example;
+        example_file %%TESTDIR%%/data/big.bin;
+    }
+    location /nocache/ {
+        handler example;
+        example_file %%TESTDIR%%/data/inplace.bin;
+        file_cache off;
+    }
+    location /nofile/ {
+        handler example;
+        example_file %%TESTDIR%%/data/missing.bin;
+    }
+    location /dirfile/ {
+        handler example;
+        example_file %%TESTDIR%%/data;
+    }
 }
 
 $tls_conf
@@ -95,6 +124,11 @@ EOF_CONF
 
 my $index = "<html>static</html>\n";
 $t->write_file('html/index.html', $index);
+my $small = join('', map { chr(($_ * 7 + 3) % 256) } 0 .. 999);     # 1000
+my $bigf = join('', map { chr(($_ * 13 + $_ / 251) % 256) } 0 .. 199_999);
+$t->write_file('data/small.bin', $small);
+$t->write_file('data/big.bin', $bigf);
+$t->write_file('data/inplace.bin', 'a' x 64);
 $t->run;
 my @kids = $t->wait_children(2, 5);
 is(scalar @kids, 2, '2 children');
@@ -320,10 +354,91 @@ is($r->{status}, 403, 'filter_headers returning 403: static file refused');
 $r = $t->http_get('/example/', headers => ['X-Example-Deny: 1']);
 is($r->{status}, 403, 'filter_headers returning 403: handler not run');
 
+# ---- send_file --------------------------------------------------------------
+
+$t->expect_log(qr/\[error\] .*example: cannot send "[^"]*missing\.bin": No such file/);
+$t->expect_log(qr/\[error\] .*example: cannot send "[^"]*data": Is a directory/);
+
+for my $f (['/file/', $small, 'small file (cached bytes)'],
+           ['/bigfile/', $bigf, 'big file (sendfile)'])
+{
+    my ($u, $data, $what) = @$f;
+    my $n = length $data;
+
+    # twice: the second comes from the cache
+    for my $try (1, 2) {
+        $r = $t->http_get("${u}file");
+        is($r->{status}, 200, "send_file $what, try $try: 200");
+        ok(($r->{body} // '') eq "[$data]\n",
+           "send_file $what, try $try: the whole file between the writes");
+        is($r->{headers}{'content-length'}, $n + 3,
+           "send_file $what, try $try: Content-Length");
+    }
+
+    $r = $t->http_get("${u}file?off=10&len=20");
+    ok(($r->{body} // '') eq '[' . substr($data, 10, 20) . "]\n",
+       "send_file $what: off=10 len=20");
+    $r = $t->http_get("${u}file?off=" . ($n - 5) . '&len=100');
+    ok(($r->{body} // '') eq '[' . substr($data, $n - 5) . "]\n",
+       "send_file $what: a length past the end stops at the end");
+    $r = $t->http_get("${u}file?off=$n");
+    is($r->{body}, "[]\n", "send_file $what: offset at the end: nothing");
+    $r = $t->http_get("${u}file?off=" . ($n + 1));
+    is($r->{status}, 404, "send_file $what: offset past the end: fails");
+    unlike($r->{body} // '', qr/^\[/, "send_file $what: the failed "
+           . 'response has none of what the handler wrote');
+
+    $r = $t->http_head("${u}file?off=1");
+    is($r->{status}, 200, "HEAD send_file $what: 200");
+    is($r->{headers}{'content-length'}, $n - 1 + 3,
+       "HEAD send_file $what: Content-Length");
+}
+
+# one keep-alive connection, the two files in turn
+{
+    my @r = $t->http_keepalive([
+        map { $t->request($_, keepalive => 1) }
+            '/bigfile/file?off=100', '/file/file', '/bigfile/file',
+            '/file/file?len=1']);
+    ok(($r[0]{body} // '') eq '[' . substr($bigf, 100) . "]\n"
+       && ($r[1]{body} // '') eq "[$small]\n"
+       && ($r[2]{body} // '') eq "[$bigf]\n"
+       && ($r[3]{body} // '') eq '[' . substr($small, 0, 1) . "]\n",
+       'send_file: four responses on one keep-alive connection');
+}
+
+$r = $t->http_get('/nofile/file');
+is($r->{status}, 404, 'send_file of a missing file: 404 from the handler');
+$r = $t->http_get('/dirfile/file');
+is($r->{status}, 404, 'send_file of a directory: 404 from the handler');
+
+# a replaced file is sent anew once its entry is older than
+# file_cache_valid (200ms here): the cache checks it with stat()
+my $small2 = 'new contents, another size';
+$t->write_file('data/small.bin', $small2);
+select(undef, undef, undef, 0.5);
+for my $try (1 .. 4) {          # each child revalidates its own entry
+    $r = $t->http_get('/file/file');
+    ok(($r->{body} // '') eq "[$small2]\n",
+       "send_file after file_cache_valid: the new file ($try)");
+}
+
+# file_cache off: a file changed in place is read on every request
+$r = $t->http_get('/nocache/file');
+is($r->{body}, '[' . ('a' x 64) . "]\n", 'file_cache off: the file');
+{
+    open(my $fh, '+<:raw', $t->testdir . '/data/inplace.bin') or die "$!";
+    print $fh 'b' x 64;
+    close $fh;
+}
+$r = $t->http_get('/nocache/file');
+is($r->{body}, '[' . ('b' x 64) . "]\n",
+   'file_cache off: a change in place is seen at once');
+
 # ---- TLS variables ---------------------------------------------------------
 
 SKIP: {
-    skip('no TLS (server, curl or certtool)', 5) unless $tls;
+    skip('no TLS (server, curl or certtool)', 6) unless $tls;
 
     my $c = GnTLS::curl($t, port => $t->port(1), path => '/_t/info');
     is($c->{status}, 200, 'TLS: 200') or diag($c->{err});
@@ -338,6 +453,10 @@ SKIP: {
 
     $c = GnTLS::curl($t, port => $t->port(1), path => '/example/info');
     like($c->{body} // '', qr/^var HTTPS: on$/m, 'TLS: mod_example sees it');
+
+    $c = GnTLS::curl($t, port => $t->port(1), path => '/bigfile/file?off=3');
+    ok(($c->{body} // '') eq '[' . substr($bigf, 3) . "]\n",
+       'TLS: send_file of a big file');
 }
 
 # ---- a crashing module -----------------------------------------------------
