@@ -721,6 +721,7 @@ gn_http_send_mem(gn_conn_t *c, gn_http_request_t *r)
     gn_uint_t       i, n;
     ssize_t         sent;
     size_t          left;
+    int             more;
 
     for (n = 0, i = r->cur; i < r->nsegs && n < 16; i++) {
         if (r->segs[i].fd != -1) {
@@ -732,13 +733,21 @@ gn_http_send_mem(gn_conn_t *c, gn_http_request_t *r)
     }
 
     /*
-     * MSG_MORE only when more memory follows (the buffered file path):
-     * before a sendfile() segment it cost 40-60% more server CPU on a
-     * 100 KiB response (bench/RESULTS.md, "MSG_MORE before sendfile").
+     * MSG_MORE when more memory follows (the buffered file path), but not
+     * before a sendfile() segment: there it cost 40-60% more server CPU
+     * on a 100 KiB response (bench/RESULTS.md, "MSG_MORE before
+     * sendfile"). And with the last bytes of a response after which the
+     * connection closes: the kernel keeps the tail segment until the
+     * close() or shutdown() that follows at once, which adds the FIN to
+     * it: one packet instead of two.
      */
-    sent = c->ops->writev(c, iov, (int) n,
-                          i < r->nsegs
-                          && (r->segs[i].fd == -1 || !r->loc->sendfile));
+    if (i < r->nsegs) {
+        more = (r->segs[i].fd == -1 || !r->loc->sendfile);
+    } else {
+        more = (c->close && !r->streaming);
+    }
+
+    sent = c->ops->writev(c, iov, (int) n, more);
     if (sent <= 0) {
         return sent;
     }
