@@ -187,6 +187,7 @@ tls_protocols TLSv1.2 TLSv1.3;
 tls_session_cache 10m;
 tls_session_tickets on;
 file_cache_entries 20000;
+file_cache_valid 60s;
 
 server {
     listen 127.0.0.1:$port_http backlog=4096;
