@@ -365,6 +365,14 @@ gn_api_send_file(gn_request_t *r, const char *path, int64_t offset,
 
 
 static int
+gn_api_read_file(gn_request_t *r, const char *path, size_t max,
+    const unsigned char **data, size_t *len)
+{
+    return (int) gn_http_module_read_file(gn_req(r), path, max, data, len);
+}
+
+
+static int
 gn_api_flush(gn_request_t *r)
 {
     return (int) gn_http_module_flush(gn_req(r));
@@ -781,5 +789,6 @@ const gn_api_t  gn_api = {
     gn_api_server_version,
     gn_api_max_slots,
     gn_api_child_stats,
-    gn_api_server_stats
+    gn_api_server_stats,
+    gn_api_read_file
 };

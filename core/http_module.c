@@ -416,15 +416,15 @@ gn_http_module_write(gn_http_request_t *r, const void *data, size_t len)
 
 
 /*
- * A module's file goes through the open-file cache like a static file,
- * with the settings of the request's location: a hit costs no system
- * call, and a small file's bytes leave with the head in one write. So a
- * file changed in place is seen within file_cache_valid, as for static
- * files (`file_cache off` in the location: opened on every call).
+ * A module's files go through the open-file cache like static files, with
+ * the settings of the request's location: a hit costs no system call, and
+ * a small file's bytes are in memory. So a file changed in place is seen
+ * within file_cache_valid, as for static files (`file_cache off` in the
+ * location: opened on every call). The entry is released with the
+ * request; NULL with errno set.
  */
-gn_int_t
-gn_http_module_send_file(gn_http_request_t *r, const char *path,
-    int64_t offset, int64_t length)
+static gn_fc_entry_t *
+gn_http_module_file(gn_http_request_t *r, const char *path)
 {
     static const gn_str_t  no_root = gn_string("");
 
@@ -432,9 +432,9 @@ gn_http_module_send_file(gn_http_request_t *r, const char *path,
     gn_str_t        file;
     int             err;
 
-    if (r->module == NULL || r->finished || r->streaming || offset < 0) {
+    if (r->module == NULL || r->finished || path == NULL) {
         errno = EINVAL;
-        return GN_ERROR;
+        return NULL;
     }
 
     file.data = (u_char *) path;
@@ -443,11 +443,36 @@ gn_http_module_send_file(gn_http_request_t *r, const char *path,
     e = gn_http_file_open(r, &no_root, &file, NULL, 0, &err);
     if (e == NULL) {
         errno = err;
+        return NULL;
+    }
+
+    if (!e->is_file) {
+        errno = e->is_dir ? EISDIR : EINVAL;
+        return NULL;
+    }
+
+    return e;
+}
+
+
+gn_int_t
+gn_http_module_send_file(gn_http_request_t *r, const char *path,
+    int64_t offset, int64_t length)
+{
+    gn_fc_entry_t  *e;
+
+    if (r->streaming || offset < 0) {
+        errno = EINVAL;
         return GN_ERROR;
     }
 
-    if (!e->is_file || offset > e->size) {
-        errno = e->is_dir ? EISDIR : EINVAL;
+    e = gn_http_module_file(r, path);
+    if (e == NULL) {
+        return GN_ERROR;
+    }
+
+    if (offset > e->size) {
+        errno = EINVAL;
         return GN_ERROR;
     }
 
@@ -460,6 +485,60 @@ gn_http_module_send_file(gn_http_request_t *r, const char *path,
     }
 
     return gn_http_file_body(r, e, (off_t) offset, (off_t) length);
+}
+
+
+gn_int_t
+gn_http_module_read_file(gn_http_request_t *r, const char *path, size_t max,
+    const u_char **data, size_t *len)
+{
+    gn_fc_entry_t  *e;
+    u_char         *p;
+    size_t          size, got;
+    ssize_t         n;
+
+    e = gn_http_module_file(r, path);
+    if (e == NULL) {
+        return GN_ERROR;
+    }
+
+    if ((uint64_t) e->size > max) {
+        errno = EFBIG;
+        return GN_ERROR;
+    }
+
+    size = (size_t) e->size;
+
+    if (e->content != NULL || size == 0) {
+        *data = size ? e->content : (const u_char *) "";
+        *len = size;
+        return GN_OK;
+    }
+
+    p = gn_pnalloc(r->pool, size);
+    if (p == NULL) {
+        errno = ENOMEM;
+        return GN_ERROR;
+    }
+
+    for (got = 0; got < size; got += (size_t) n) {
+        n = pread(e->fd, p + got, size - got, (off_t) got);
+        if (n == -1 && errno == EINTR) {
+            n = 0;
+            continue;
+        }
+        if (n <= 0) {
+            if (n == 0) {
+                errno = EIO;                /* the file shrank */
+            }
+            return GN_ERROR;
+        }
+    }
+
+    *data = p;
+    *len = size;
+
+    return GN_OK;
 }
 
 

@@ -4,8 +4,9 @@
  * Rules (also in doc/modules.md):
  *   - Appending a member to the end of gn_api_t or gn_module_t, or a new
  *     constant, bumps GN_ABI_MINOR. A module built against 1.N loads in
- *     every 1.M server with M >= N, and in older 1.x servers as long as
- *     it only uses what they have (check api->size / GN_API_HAS()).
+ *     every 1.M server with M >= N; an older 1.x server refuses it (to
+ *     load there, build against the older headers and check for newer
+ *     members at run time with api->size / GN_API_HAS()).
  *   - Any other change (removing, reordering or changing a member or a
  *     type, changing a meaning) bumps GN_ABI_MAJOR and renames the entry
  *     symbol (gn_module_v1 -> gn_module_v2): an old module then fails to
@@ -16,6 +17,8 @@
  *   1.0  2026-11-30  first stable ABI: gn_module_t, gn_api_t (request,
  *                    response, body, logging, memory, event loop, timers,
  *                    configuration), typed directives.
+ *   1.1  2026-11-30  gn_api_t.read_file: a whole file's bytes through the
+ *                    open-file cache.
  */
 
 #ifndef GN_API_ABI_H_INCLUDED
@@ -23,7 +26,7 @@
 
 #define GN_ABI_MAGIC    0x474e4d44u      /* "GNMD" */
 #define GN_ABI_MAJOR    1
-#define GN_ABI_MINOR    0
+#define GN_ABI_MINOR    1
 
 /* Compile-time feature test for module writers. */
 #define GN_ABI_AT_LEAST(major, minor)                                         \

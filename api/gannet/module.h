@@ -300,6 +300,19 @@ struct gn_api_s {
     int         (*child_stats)(int slot, gn_child_stats_t *out);
     /* Fills *out; returns GN_OK. */
     int         (*server_stats)(gn_server_stats_t *out);
+
+    /* -- 1.1: reading a file through the server's cache. ----------------- */
+    /* The bytes of the whole file at `path`, through the open-file cache
+     * with the settings of the request's location (as send_file): *data
+     * points to *len bytes that stay valid and unchanged until the
+     * request ends; do not write to them (copy first). A file smaller
+     * than the location's sendfile_min_size comes from the cache's copy
+     * (no system call once cached); a larger one is read into request
+     * memory. GN_ERROR with errno set when it cannot be read: ENOENT,
+     * EACCES, EISDIR, EINVAL (not a regular file), EFBIG (more than max
+     * bytes), EIO (shorter than it was), ENOMEM. */
+    int         (*read_file)(gn_request_t *r, const char *path, size_t max,
+                    const unsigned char **data, size_t *len);
 };
 
 

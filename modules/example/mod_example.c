@@ -37,6 +37,9 @@
  *     .../file?off=N&len=M "[", bytes [N, N + M) of the file example_file
  *                          names (send_file: the server's open-file cache
  *                          and sendfile; len absent: to the end), "]\n"
+ *     .../data?max=N       the same file's bytes read with read_file (ABI
+ *                          1.1; at most N bytes, default 1 MiB), upper-
+ *                          cased: a module working on a file's contents
  *     anything else        the greeting, example_repeat times
  *
  * and its filters run for every request of every location:
@@ -661,6 +664,53 @@ example_file(const gn_api_t *api, gn_request_t *r, example_conf_t *ecf)
 }
 
 
+/*
+ * read_file() (ABI 1.1) hands over a whole file's bytes from the server's
+ * open-file cache: no system call for a small file it has seen recently.
+ * They are read-only and live until the request ends; to change them,
+ * copy them into request memory first.
+ */
+static int
+example_data(const gn_api_t *api, gn_request_t *r, example_conf_t *ecf)
+{
+    int                   err;
+    size_t                i, len;
+    int64_t               max;
+    unsigned char        *copy;
+    const unsigned char  *data;
+
+    if (ecf->file == NULL) {
+        return 404;
+    }
+
+    max = example_query_number(api->query(r), "max");
+
+    if (api->read_file(r, ecf->file, max < 0 ? 1024 * 1024 : (size_t) max,
+                       &data, &len)
+        != GN_OK)
+    {
+        err = errno;
+        api->log(r, GN_LOG_ERR, "example: cannot read \"%s\": %s",
+                 ecf->file, strerror(err));
+        return err == ENOMEM ? GN_ERROR : 404;
+    }
+
+    copy = api->request_alloc(r, len + 1);
+    if (copy == NULL) {
+        return GN_ERROR;
+    }
+
+    for (i = 0; i < len; i++) {
+        copy[i] = (data[i] >= 'a' && data[i] <= 'z') ? data[i] - 'a' + 'A'
+                                                     : data[i];
+    }
+
+    api->set_header(r, "Content-Type", "application/octet-stream");
+
+    return api->write(r, copy, len) == GN_OK ? GN_OK : GN_ERROR;
+}
+
+
 /* ---- the content handler ------------------------------------------------- */
 
 /*
@@ -712,6 +762,10 @@ example_handler(const gn_api_t *api, gn_request_t *r)
 
     if (example_uri_is(uri, "file")) {
         return example_file(api, r, ecf);
+    }
+
+    if (example_uri_is(uri, "data")) {
+        return example_data(api, r, ecf);
     }
 
     api->set_header(r, "Content-Type", "text/plain");

@@ -86,11 +86,12 @@
  * as text/plain.
  *
  * What blocks. The file bytes of a dynamic GET and a POST go out through
- * the server's send_file (its open-file cache: no system call on a hit,
- * small files from memory, sendfile() for the others); a CAD page of class 1 or 2 (at
- * most 90 KiB) is read() into request memory to rewrite its tags, as are
- * the two data files on a change and the post log for Fetch, and the
- * post log is updated under flock(): these are page-cache reads and
+ * the server's send_file, and a CAD page of class 1 or 2 (at most 90 KiB)
+ * comes from its read_file and is copied to rewrite its tags: both use
+ * the server's open-file cache (no system call on a hit, small files from
+ * memory; sendfile() or one pread() for the others). The two data files
+ * (on a change) and the post log (for Fetch) are read() into memory, and
+ * the post log is updated under flock(): these are page-cache reads and
  * writes of a few hundred bytes, and the lock is held for three short
  * pread/pwrite calls, never across an event.
  */
@@ -771,14 +772,14 @@ sw_page(const gn_api_t *api, gn_request_t *r, const char *path)
 static int
 sw_get(const gn_api_t *api, gn_request_t *r, sw_conf_t *cf)
 {
-    int             id, weight, expired, cls;
-    char           *path, cookie[128];
-    size_t          size, len;
-    int64_t         user, last;
-    gn_str_t        q;
-    sw_data_t      *d;
-    struct stat     st;
-    unsigned char  *buf;
+    int                   id, weight, expired, cls;
+    char                 *path, cookie[128];
+    size_t                size, len;
+    int64_t               user, last;
+    gn_str_t              q;
+    sw_data_t            *d;
+    unsigned char        *buf;
+    const unsigned char  *data;
 
     q = api->query(r);
     if (!sw_safe_path(q.data, q.len)) {
@@ -813,13 +814,22 @@ sw_get(const gn_api_t *api, gn_request_t *r, sw_conf_t *cf)
         return sw_page(api, r, path);
     }
 
-    /* a small page: read it (page cache) and rewrite its ad tags */
-    buf = sw_read_file(path, SW_MAX_CAD, &len, &st);
-    if (buf == NULL) {
+    /* a small page: its bytes through the server's file cache, copied
+     * to rewrite its ad tags */
+    if (api->read_file(r, path, SW_MAX_CAD, &data, &len) != GN_OK) {
+        if (errno == ENOMEM) {
+            return GN_ERROR;
+        }
         api->log(r, GN_LOG_ERR, "specweb99: \"%s\": %s", path,
                  strerror(errno));
         return 404;
     }
+
+    buf = api->request_alloc(r, len + 1);
+    if (buf == NULL) {
+        return GN_ERROR;
+    }
+    memcpy(buf, data, len);
 
     sw_rewrite(buf, len, id);
 
@@ -827,11 +837,8 @@ sw_get(const gn_api_t *api, gn_request_t *r, sw_conf_t *cf)
         || api->write(r, buf, len) == GN_ERROR
         || api->write(r, SW_TAIL, sizeof(SW_TAIL) - 1) == GN_ERROR)
     {
-        free(buf);
         return GN_ERROR;
     }
-
-    free(buf);
 
     return GN_OK;
 }

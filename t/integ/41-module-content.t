@@ -407,6 +407,34 @@ for my $f (['/file/', $small, 'small file (cached bytes)'],
        'send_file: four responses on one keep-alive connection');
 }
 
+# read_file (ABI 1.1): the whole file's bytes, which the handler copies
+# and upper-cases
+$t->expect_log(qr/\[error\] .*example: cannot read "[^"]*small\.bin": File too large/);
+$t->expect_log(qr/\[error\] .*example: cannot read "[^"]*missing\.bin": No such file/);
+$t->expect_log(qr/\[error\] .*example: cannot read "[^"]*data": Is a directory/);
+for my $f (['/file/', $small, 'small file (cached bytes)'],
+           ['/bigfile/', $bigf, 'big file (read into the request)'])
+{
+    my ($u, $data, $what) = @$f;
+    (my $want = $data) =~ tr/a-z/A-Z/;
+    for my $try (1, 2) {
+        $r = $t->http_get("${u}data");
+        ok($r->{status} == 200 && ($r->{body} // '') eq $want,
+           "read_file $what, try $try: the bytes");
+    }
+    $r = $t->http_get("${u}data?max=" . length $data);
+    ok(($r->{body} // '') eq $want, "read_file $what: max = its size");
+}
+$r = $t->http_get('/file/data?max=999');
+is($r->{status}, 404, 'read_file of a file larger than max: fails (EFBIG)');
+$r = $t->http_get('/nofile/data');
+is($r->{status}, 404, 'read_file of a missing file: fails');
+$r = $t->http_get('/dirfile/data');
+is($r->{status}, 404, 'read_file of a directory: fails');
+# the cached bytes were not changed by the handler's copy
+$r = $t->http_get('/file/file');
+ok(($r->{body} // '') eq "[$small]\n", 'read_file left the cached bytes alone');
+
 $r = $t->http_get('/nofile/file');
 is($r->{status}, 404, 'send_file of a missing file: 404 from the handler');
 $r = $t->http_get('/dirfile/file');
@@ -422,6 +450,8 @@ for my $try (1 .. 4) {          # each child revalidates its own entry
     ok(($r->{body} // '') eq "[$small2]\n",
        "send_file after file_cache_valid: the new file ($try)");
 }
+$r = $t->http_get('/file/data');
+is($r->{body}, uc $small2, 'read_file after file_cache_valid: the new file');
 
 # file_cache off: a file changed in place is read on every request
 $r = $t->http_get('/nocache/file');
@@ -434,6 +464,8 @@ is($r->{body}, '[' . ('a' x 64) . "]\n", 'file_cache off: the file');
 $r = $t->http_get('/nocache/file');
 is($r->{body}, '[' . ('b' x 64) . "]\n",
    'file_cache off: a change in place is seen at once');
+$r = $t->http_get('/nocache/data');
+is($r->{body}, 'B' x 64, 'file_cache off: read_file sees it too');
 
 # ---- TLS variables ---------------------------------------------------------
 

@@ -3,7 +3,7 @@
  * newer 1.x headers may use gn_api_t members this server does not have,
  * so the server refuses it:
  *
- *   module "PATH" was built for ABI 1.99, this server implements 1.0
+ *   module "PATH" was built for ABI 1.99, this server implements 1.1
  */
 
 #include <gannet/module.h>
