@@ -21,6 +21,7 @@
 #include "scoreboard.h"
 #include "http_request.h"
 #include "tls.h"
+#include "file_cache.h"
 
 
 #define GN_ACCEPT_REORDER   16
@@ -406,6 +407,12 @@ gn_conn_accept_handler(gn_io_t *io, uint32_t events)
                 || err == ECONNABORTED || err == EPROTO)
             {
                 break;
+            }
+
+            if ((err == EMFILE || err == ENFILE)
+                && gn_file_cache_emfile(GN_FC_ACCEPT_KEEP) > 0)
+            {
+                continue;           /* the cache gave descriptors back */
             }
 
             if (err == EMFILE || err == ENFILE || err == ENOBUFS

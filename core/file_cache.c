@@ -10,6 +10,7 @@
 #include "file_cache.h"
 #include "http_cond.h"
 #include "timer.h"
+#include "log.h"
 #include "str.h"
 
 
@@ -21,7 +22,8 @@ typedef struct {
 static gn_fc_entry_t  **gn_fc_buckets;
 static gn_uint_t        gn_fc_mask;
 static gn_uint_t        gn_fc_count;
-static gn_uint_t        gn_fc_max;
+static gn_uint_t        gn_fc_max;          /* lowered when out of fds */
+static gn_uint_t        gn_fc_configured;   /* file_cache_entries */
 static gn_fc_entry_t   *gn_fc_lru_head;
 static gn_fc_entry_t   *gn_fc_lru_tail;
 
@@ -48,6 +50,7 @@ gn_file_cache_init(gn_uint_t max_entries)
 
     gn_fc_mask = n - 1;
     gn_fc_max = max_entries;
+    gn_fc_configured = max_entries;
 
     return GN_OK;
 }
@@ -130,6 +133,54 @@ gn_file_cache_release(gn_fc_entry_t *e)
     if (--e->refs == 0 && !e->cached) {
         gn_fc_free(e);
     }
+}
+
+
+/*
+ * Every cached entry holds a descriptor. When the process runs out of
+ * them (file_cache_entries plus the connections above the descriptor
+ * limit), the cache gives back a quarter of its entries, but never goes
+ * below `keep`, from the cold end and only those no response is using,
+ * and from then on holds at most what it kept: the connections and
+ * files that need a descriptor get one, and the cache stops growing into
+ * them again.
+ */
+gn_uint_t
+gn_file_cache_emfile(gn_uint_t keep)
+{
+    gn_fc_entry_t  *e, *prev;
+    gn_uint_t       want, freed, before;
+
+    before = gn_fc_count;
+    if (before <= keep) {
+        return 0;
+    }
+    want = gn_min(before / 4 + 1, before - keep);
+    freed = 0;
+
+    for (e = gn_fc_lru_tail; e != NULL && freed < want; e = prev) {
+        prev = e->prev;
+        if (e->refs == 0) {
+            gn_fc_remove(e);
+            freed++;
+        }
+    }
+
+    if (freed == 0) {
+        return 0;
+    }
+
+    if (gn_fc_max > gn_max(gn_fc_count, 1)) {
+        gn_fc_max = gn_max(gn_fc_count, 1);
+        gn_log_error(GN_LOG_WARN, NULL, 0, "open-file cache: out of "
+                     "descriptors with %u entries open; it holds at most %u "
+                     "from now on (file_cache_entries %u): raise the "
+                     "descriptor limit (ulimit -n) or lower "
+                     "file_cache_entries", (unsigned) before,
+                     (unsigned) gn_fc_max, (unsigned) gn_fc_configured);
+    }
+
+    return freed;
 }
 
 
@@ -443,6 +494,12 @@ gn_file_cache_open(const gn_fc_open_t *op, int *err)
 
     e->fd = gn_fc_open_file(op->root, (char *) key + 1, op->root->len,
                             op->beneath);
+    if (e->fd == -1 && (errno == EMFILE || errno == ENFILE)
+        && gn_file_cache_emfile(0) > 0)
+    {
+        e->fd = gn_fc_open_file(op->root, (char *) key + 1, op->root->len,
+                                op->beneath);
+    }
     if (e->fd == -1 || fstat(e->fd, &st) == -1) {
         *err = errno;
         if (e->fd != -1) {

@@ -64,6 +64,19 @@ gn_fc_entry_t *gn_file_cache_open(const gn_fc_open_t *op, int *err);
 
 void gn_file_cache_release(gn_fc_entry_t *e);
 
+/* Out of descriptors: closes up to a quarter of the entries no response
+ * uses (coldest first), keeping at least `keep`, and caps the cache at
+ * what is left, with a warning. Returns how many descriptors it freed
+ * (0: none to give). A file open that needs a descriptor keeps 0: a
+ * cold entry is worth less than the file asked for now. accept() keeps
+ * GN_FC_ACCEPT_KEEP: connections do not take the last entries, which
+ * serve the hottest files with no descriptor of their own and which a
+ * later file open can still trade for the one it needs (without them,
+ * out of descriptors, every new file would fail to open). */
+gn_uint_t gn_file_cache_emfile(gn_uint_t keep);
+
+#define GN_FC_ACCEPT_KEEP  16
+
 /* The owner of a root directory (through the directory descriptor the
  * cache keeps for it). GN_ERROR with errno when it cannot be opened. */
 gn_int_t gn_file_cache_root_owner(const gn_str_t *root, uid_t *uid);

@@ -367,4 +367,70 @@ SKIP: {
     is_deeply(\@kids, [$child], 'EMFILE: the same child, not respawned');
 }
 
+# ---- run 4: an open-file cache larger than the descriptor limit -------------
+
+# file_cache_entries 1000 under ulimit -n 64: every cached entry holds a
+# descriptor, so the cache runs the child out of them. It gives back the
+# cold entries and caps itself (with a warning) instead of failing the
+# requests that need one: opening a file, accepting a connection.
+SKIP: {
+    skip 'TEST_GN_WRAP is set: cannot add the ulimit wrapper', 8
+        if ($ENV{TEST_GN_WRAP} // '') ne '';
+    skip 'under valgrind: it changes the descriptor limit', 8
+        if GnTest::valgrind();
+
+    ok($t->stop, 'run 3: server stops');
+    conf('file_cache_entries 1000;');
+    my $nfiles = 150;
+    $t->write_file("html/many/f$_.txt", "file $_\n" x ($_ % 7 + 1))
+        for 1 .. $nfiles;
+    my $wrap = $t->write_file('ulimit-wrap.sh',
+                              "#!/bin/sh\nulimit -n 64 || exit 1\n"
+                              . "exec \"\$\@\"\n");
+    chmod(0755, $wrap);
+    {
+        local $ENV{TEST_GN_WRAP} = $wrap;
+        $t->run;
+    }
+
+    my $bad = 0;
+    for my $i (1 .. $nfiles) {
+        $r = $t->http_get("/many/f$i.txt", timeout => 5);
+        $bad++ unless ($r->{status} // 0) == 200
+                      && ($r->{body} // '') eq "file $i\n" x ($i % 7 + 1);
+    }
+    is($bad, 0, "$nfiles files under ulimit -n 64, file_cache_entries "
+       . '1000: every one served');
+    like($t->error_log, qr/\[warn\] .*open-file cache: out of descriptors with \d+ entries open; it holds at most \d+ from now on \(file_cache_entries 1000\)/,
+         'the cache says it capped itself, and why');
+    unlike($t->error_log, qr/open\(\) of "[^"]*" failed/,
+           'no file open failed');
+
+    # idle connections take descriptors the cache holds: it gives them
+    # back to accept() too, and still serves files
+    for (1 .. 30) {
+        my $s = $t->connect or last;
+        push @conns, $s;
+    }
+    is(scalar @conns, 30, '30 idle connections');
+    $bad = 0;
+    for my $i (reverse 1 .. $nfiles) {
+        $r = $t->http_get("/many/f$i.txt", timeout => 5);
+        $bad++ unless ($r->{status} // 0) == 200;
+    }
+    is($bad, 0, 'with 30 idle connections open: every file served');
+    my $ka = 0;
+    for my $s (@conns) {
+        my $b = '';
+        $t->write_all($s, $t->request('/many/f1.txt'));
+        my $x = $t->read_response($s, \$b, timeout => 5);
+        $ka++ if ($x->{status} // 0) == 200;
+    }
+    is($ka, 30, 'the 30 connections are served too');
+    close $_ for @conns;
+    @conns = ();
+    my @kids = $t->children;
+    is(scalar @kids, 1, 'one child');
+}
+
 $t->done;
