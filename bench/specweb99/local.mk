@@ -6,4 +6,4 @@ noinst_PROGRAMS += %reldir%/gannet-specweb99-load
 %canon_reldir%_gannet_specweb99_load_SOURCES = %reldir%/loadgen.c
 %canon_reldir%_gannet_specweb99_load_CFLAGS = $(AM_CFLAGS) $(GNUTLS_CFLAGS)
 %canon_reldir%_gannet_specweb99_load_LDADD = $(GNUTLS_LIBS) -lm
-EXTRA_DIST += %reldir%/run.sh %reldir%/README.md
+EXTRA_DIST += %reldir%/run.sh %reldir%/kinds.sh %reldir%/README.md
