@@ -89,6 +89,7 @@ start()
 load_module $b/modules/.libs/mod_specweb99.so;
 file_cache_entries 20000;
 file_cache_valid 60s;
+symlinks_outside_root on;
 
 server {
     listen 127.0.0.1:${port[$i]} backlog=4096;

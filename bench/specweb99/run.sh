@@ -188,6 +188,7 @@ tls_session_cache 10m;
 tls_session_tickets on;
 file_cache_entries 20000;
 file_cache_valid 60s;
+symlinks_outside_root on;
 
 server {
     listen 127.0.0.1:$port_http backlog=4096;
