@@ -9,7 +9,7 @@
 #            [--runs "LIST"] [--root DIR] [--dirs D] [--seed S]
 #            [--builddir DIR] [--gannet PATH] [--raw FILE] [--keep]
 #            [--procs P] [--client-cpus LIST] [--cert ec|rsa]
-#            [--server-cpu PCT]
+#            [--server-cpu PCT] [--tls-priority STR]
 #   --min, --max   search bounds (default 100 and 2000)
 #   --step S       stop the search once fewer than S values of N are left
 #                  undecided (default 1: the exact largest N)
@@ -43,6 +43,12 @@
 #                  server, not the client, limits the run, and servers
 #                  compared in one run get the same CPU (default: no
 #                  cap, the whole of CPU 0)
+#   --tls-priority STR  the load generator's GnuTLS priority string for
+#                  the HTTPS runs (default its own: TLS 1.3 and 1.2,
+#                  X25519 first); e.g. "NORMAL:-VERS-ALL:+VERS-TLS1.2"
+#                  for TLS 1.2 clients, whose resumed handshakes
+#                  (session tickets) make no key exchange, as
+#                  SPECweb99_SSL's SSLv3/TLS 1.0 clients did
 #
 # The server runs pinned to CPU 0 (gannet: one child; nginx: one
 # worker), the load generator (bench/specweb99/gannet-specweb99-load)
@@ -84,12 +90,13 @@ procs=1
 client_cpus=1
 cert=ec
 server_cpu=""
+tls_priority=""
 
 parse_options "--min=min --max=max --step=step --rampup=rampup --time=duration
     --rampdown=rampdown --resume-share=resume --runs=runs --root=root
     --dirs=dirs --seed=seed --builddir=builddir --gannet=gannet_bin
     --raw=raw_out --keep=keep:1 --procs=procs --client-cpus=client_cpus
-    --cert=cert --server-cpu=server_cpu" "$@"
+    --cert=cert --server-cpu=server_cpu --tls-priority=tls_priority" "$@"
 
 case "$cert" in
 ec|rsa) ;;
@@ -340,6 +347,9 @@ for run in $runs; do
     *-https)        args=(-p "$port_https" --tls --resume-share "$resume") ;;
     *-http)         args=(-p "$port_http") ;;
     esac
+    case "$run" in
+    *-https) [ -z "$tls_priority" ] || args+=(--priority "$tls_priority") ;;
+    esac
     if [ "$full" = 0 ] && [ "$srv" = gannet ]; then
         case " ${args[*]} " in
         *" --static-only "*) ;;
@@ -360,7 +370,7 @@ echo "file set: $(find "$root/file_set" -mindepth 1 -maxdepth 1 | wc -l)" \
      "probes: ramp-up $rampup s, measurement $duration s, ramp-down" \
      "$rampdown s; server on CPU 0${server_cpu:+ capped at $server_cpu%}," \
      "load generator on CPU $client_cpus ($procs process(es));" \
-     "certificate $cert"
+     "certificate $cert${tls_priority:+; TLS clients: $tls_priority}"
 [ "$full" = 0 ] && echo "NOTE: mod_specweb99 not built: gannet runs were" \
                         "static-only"
 perl -e '
