@@ -264,7 +264,7 @@ gn_http_static_multipart(gn_http_request_t *r, gn_fc_entry_t *e,
                                             e->size);
         if (gn_http_add_mem(r, p, len) != GN_OK
             || gn_http_file_body(r, e, rg[i].start,
-                                   rg[i].end - rg[i].start + 1) != GN_OK)
+                                 rg[i].end - rg[i].start + 1) != GN_OK)
         {
             return GN_ERROR;
         }

@@ -625,6 +625,21 @@ example_stream(const gn_api_t *api, gn_request_t *r)
 
 /* ---- .../file: a file's bytes between two writes ------------------------- */
 
+/* send_file() or read_file() failed with errno set: log why, and answer
+ * 404 (500 when out of memory). */
+static int
+example_file_failed(const gn_api_t *api, gn_request_t *r, const char *what,
+    const char *path)
+{
+    int  err = errno;           /* api->log() may change errno */
+
+    api->log(r, GN_LOG_ERR, "example: cannot %s \"%s\": %s", what, path,
+             strerror(err));
+
+    return err == ENOMEM ? GN_ERROR : 404;
+}
+
+
 /*
  * send_file() appends a file range to the response after what was written
  * so far; the server sends it from its open-file cache (no system call
@@ -635,7 +650,6 @@ example_stream(const gn_api_t *api, gn_request_t *r)
 static int
 example_file(const gn_api_t *api, gn_request_t *r, example_conf_t *ecf)
 {
-    int       err;
     int64_t   off, len;
     gn_str_t  query;
 
@@ -654,10 +668,7 @@ example_file(const gn_api_t *api, gn_request_t *r, example_conf_t *ecf)
     }
 
     if (api->send_file(r, ecf->file, off < 0 ? 0 : off, len) != GN_OK) {
-        err = errno;
-        api->log(r, GN_LOG_ERR, "example: cannot send \"%s\": %s",
-                 ecf->file, strerror(err));
-        return err == ENOMEM ? GN_ERROR : 404;
+        return example_file_failed(api, r, "send", ecf->file);
     }
 
     return api->write(r, "]\n", 2) == GN_OK ? GN_OK : GN_ERROR;
@@ -673,7 +684,6 @@ example_file(const gn_api_t *api, gn_request_t *r, example_conf_t *ecf)
 static int
 example_data(const gn_api_t *api, gn_request_t *r, example_conf_t *ecf)
 {
-    int                   err;
     size_t                i, len;
     int64_t               max;
     unsigned char        *copy;
@@ -689,10 +699,7 @@ example_data(const gn_api_t *api, gn_request_t *r, example_conf_t *ecf)
                        &data, &len)
         != GN_OK)
     {
-        err = errno;
-        api->log(r, GN_LOG_ERR, "example: cannot read \"%s\": %s",
-                 ecf->file, strerror(err));
-        return err == ENOMEM ? GN_ERROR : 404;
+        return example_file_failed(api, r, "read", ecf->file);
     }
 
     copy = api->request_alloc(r, len + 1);

@@ -741,6 +741,20 @@ sw_head(const gn_api_t *api, gn_request_t *r)
 }
 
 
+/* After send_file or read_file of `path` failed: the hook's result. */
+static int
+sw_file_failed(const gn_api_t *api, gn_request_t *r, const char *path)
+{
+    if (errno == ENOMEM) {
+        return GN_ERROR;
+    }
+
+    api->log(r, GN_LOG_ERR, "specweb99: \"%s\": %s", path, strerror(errno));
+
+    return 404;                     /* the server drops what was written */
+}
+
+
 /* The wrapper around the file at `path` (the server's send_file: its
  * open-file cache, sendfile() for the large ones). */
 static int
@@ -751,12 +765,7 @@ sw_page(const gn_api_t *api, gn_request_t *r, const char *path)
     }
 
     if (api->send_file(r, path, 0, -1) != GN_OK) {
-        if (errno == ENOMEM) {
-            return GN_ERROR;
-        }
-        api->log(r, GN_LOG_ERR, "specweb99: \"%s\": %s", path,
-                 strerror(errno));
-        return 404;                 /* the server drops what was written */
+        return sw_file_failed(api, r, path);
     }
 
     if (api->write(r, SW_TAIL, sizeof(SW_TAIL) - 1) == GN_ERROR) {
@@ -817,12 +826,7 @@ sw_get(const gn_api_t *api, gn_request_t *r, sw_conf_t *cf)
     /* a small page: its bytes through the server's file cache, copied
      * to rewrite its ad tags */
     if (api->read_file(r, path, SW_MAX_CAD, &data, &len) != GN_OK) {
-        if (errno == ENOMEM) {
-            return GN_ERROR;
-        }
-        api->log(r, GN_LOG_ERR, "specweb99: \"%s\": %s", path,
-                 strerror(errno));
-        return 404;
+        return sw_file_failed(api, r, path);
     }
 
     buf = api->request_alloc(r, len + 1);
