@@ -20,6 +20,8 @@
 #include "gn_config.h"
 
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <poll.h>
 #include <gnutls/gnutls.h>
 
 #include "tls.h"
@@ -33,6 +35,7 @@
 
 
 #define GN_TLS_RECORD        16384
+#define GN_TLS_INBUF         4096     /* read-ahead: a request, a flight */
 #define GN_TLS_SCACHE_DATA   2048     /* a serialised TLS 1.2 session */
 
 /* TLS 1.2 and 1.3, forward secrecy, AEAD only (no CBC, no SHA-1 MAC),
@@ -76,18 +79,31 @@ typedef struct {
     u_char           *out;          /* record being sent (for retries) */
     size_t            out_len;      /* bytes of it, 0: none pending */
     size_t            out_sent_as;  /* what the caller's count will be */
-    gn_uint_t         peeked;       /* first byte checked: it is TLS */
+    u_char           *in;           /* read-ahead, held while not empty */
+    size_t            in_pos;
+    size_t            in_end;
+    unsigned          drained:1;    /* in's recv() emptied the socket */
+    unsigned          more:1;       /* more follows at once: MSG_MORE */
+    unsigned          peeked:1;     /* first byte checked: it is TLS */
     char              sni[256];
 } gn_tls_conn_t;
 
 
 static u_char          gn_tls_default_key[64];    /* made once, master */
 static gn_uint_t       gn_tls_default_key_made;
+static u_char         *gn_tls_in_free;            /* free read-ahead bufs */
 
 static ssize_t gn_tls_recv(gn_conn_t *c, u_char *buf, size_t len);
 static ssize_t gn_tls_writev(gn_conn_t *c, struct iovec *iov, int n,
     int more);
 static ssize_t gn_tls_sendfile(gn_conn_t *c, int fd, off_t *off, size_t len);
+static ssize_t gn_tls_fill(gn_conn_t *c);
+static void gn_tls_in_put(gn_tls_conn_t *t);
+static ssize_t gn_tls_pull(gnutls_transport_ptr_t ptr, void *data,
+    size_t len);
+static int gn_tls_pull_timeout(gnutls_transport_ptr_t ptr, unsigned int ms);
+static ssize_t gn_tls_push(gnutls_transport_ptr_t ptr, const giovec_t *iov,
+    int iovcnt);
 
 static const gn_conn_ops_t  gn_tls_ops = {
     gn_tls_recv,
@@ -668,7 +684,10 @@ gn_tls_session_create(gn_conn_t *c)
     }
 
     gnutls_session_set_ptr(s, c);
-    gnutls_transport_set_int(s, c->io.fd);
+    gnutls_transport_set_ptr(s, c);
+    gnutls_transport_set_pull_function(s, gn_tls_pull);
+    gnutls_transport_set_pull_timeout_function(s, gn_tls_pull_timeout);
+    gnutls_transport_set_vec_push_function(s, gn_tls_push);
     gnutls_handshake_set_post_client_hello_function(s,
                                                     gn_tls_post_client_hello);
     (void) gnutls_alpn_set_protocols(s, &h11, 1,
@@ -745,12 +764,12 @@ void
 gn_tls_handshake(gn_conn_t *c)
 {
     gn_tls_conn_t  *t = c->tls;
-    u_char          first;
     ssize_t         n;
     int             rc;
 
     if (!t->peeked) {
-        n = recv(c->io.fd, &first, 1, MSG_PEEK);
+        /* the first bytes go to the read-ahead GnuTLS reads from */
+        n = gn_tls_fill(c);
         if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
             c->read_ready = 0;
             return;
@@ -759,7 +778,7 @@ gn_tls_handshake(gn_conn_t *c)
             gn_conn_close(c);
             return;
         }
-        if (first != 0x16) {
+        if (t->in[t->in_pos] != 0x16) {
             gn_tls_reject_plain(c);
             return;
         }
@@ -867,15 +886,202 @@ gn_tls_conn_close(gn_conn_t *c)
 
     if (t->session != NULL) {
         if (c->ops == &gn_tls_ops && c->io.fd != -1) {
-            /* close_notify, best effort: never wait for the peer's */
+            /* close_notify, best effort: never wait for the peer's; the
+             * close() that follows at once adds the FIN to its packet */
+            t->more = 1;
             (void) gnutls_bye(t->session, GNUTLS_SHUT_WR);
         }
         gnutls_deinit(t->session);
     }
 
+    gn_tls_in_put(t);
     free(t->out);
     free(t);
     c->tls = NULL;
+}
+
+
+/* ---- transport (children) -------------------------------------------- */
+
+/*
+ * GnuTLS reads a record as two asks, its 5-byte header then its body: one
+ * recv() each, and one more that meets EAGAIN after a flight. Instead one
+ * recv() fills a read-ahead buffer with what the socket has (a request
+ * record, often a whole handshake flight) and the asks are served from
+ * it. The buffer is held only while it has bytes (a free list keeps
+ * them), so an idle connection holds none.
+ *
+ * c->read_ready keeps its meaning, "the socket or the buffer may have
+ * bytes": a fill that returned less than asked for emptied the socket (as
+ * in the plain recv), so once the buffer is emptied too the next ask is
+ * answered EAGAIN without a system call; edge-triggered epoll reports the
+ * next bytes to arrive. Not after the peer's FIN (c->hup): the 0 that
+ * ends the connection has to be read.
+ */
+
+static u_char *
+gn_tls_in_get(void)
+{
+    u_char  *b;
+
+    if (gn_tls_in_free != NULL) {
+        b = gn_tls_in_free;
+        memcpy(&gn_tls_in_free, b, sizeof(u_char *));
+        return b;
+    }
+
+    return malloc(GN_TLS_INBUF);
+}
+
+
+static void
+gn_tls_in_put(gn_tls_conn_t *t)
+{
+    if (t->in != NULL) {
+        memcpy(t->in, &gn_tls_in_free, sizeof(u_char *));
+        gn_tls_in_free = t->in;
+        t->in = NULL;
+    }
+
+    t->in_pos = 0;
+    t->in_end = 0;
+}
+
+
+/* Fills the empty read-ahead buffer: bytes read, 0 at EOF, -1 with errno
+ * (EAGAIN: nothing there, or the socket was emptied already). */
+static ssize_t
+gn_tls_fill(gn_conn_t *c)
+{
+    gn_tls_conn_t  *t = c->tls;
+    ssize_t         n;
+
+    if (!c->read_ready) {
+        errno = EAGAIN;
+        return -1;
+    }
+
+    if (t->in == NULL) {
+        t->in = gn_tls_in_get();
+        if (t->in == NULL) {
+            errno = ENOMEM;
+            return -1;
+        }
+    }
+
+    do {
+        n = recv(c->io.fd, t->in, GN_TLS_INBUF, 0);
+    } while (n == -1 && errno == EINTR);
+
+    if (n <= 0) {
+        gn_tls_in_put(t);
+        return n;
+    }
+
+    t->in_pos = 0;
+    t->in_end = (size_t) n;
+    t->drained = (n < GN_TLS_INBUF && !c->hup);
+
+    return n;
+}
+
+
+static ssize_t
+gn_tls_pull(gnutls_transport_ptr_t ptr, void *data, size_t len)
+{
+    gn_conn_t      *c = ptr;
+    gn_tls_conn_t  *t = c->tls;
+    ssize_t         n;
+    size_t          k;
+
+    if (t->in_pos == t->in_end) {
+
+        if (len >= GN_TLS_INBUF && c->read_ready) {
+            /* a big record's body: straight into GnuTLS's buffer */
+            do {
+                n = recv(c->io.fd, data, len, 0);
+            } while (n == -1 && errno == EINTR);
+
+            if (n > 0 && (size_t) n < len && !c->hup) {
+                c->read_ready = 0;
+            }
+            if (n == -1) {
+                gnutls_transport_set_errno(t->session, errno);
+            }
+            return n;
+        }
+
+        n = gn_tls_fill(c);
+        if (n <= 0) {
+            if (n == -1) {
+                gnutls_transport_set_errno(t->session, errno);
+            }
+            return n;
+        }
+    }
+
+    k = gn_min(len, t->in_end - t->in_pos);
+    memcpy(data, t->in + t->in_pos, k);
+    t->in_pos += k;
+
+    if (t->in_pos == t->in_end) {
+        gn_tls_in_put(t);
+        if (t->drained) {
+            t->drained = 0;
+            c->read_ready = 0;
+        }
+    }
+
+    return (ssize_t) k;
+}
+
+
+/* Never blocks (the event loop): GnuTLS asks with ms 0 on a non-blocking
+ * session, to know whether bytes are there. */
+static int
+gn_tls_pull_timeout(gnutls_transport_ptr_t ptr, unsigned int ms)
+{
+    gn_conn_t      *c = ptr;
+    gn_tls_conn_t  *t = c->tls;
+    struct pollfd   p;
+
+    (void) ms;
+
+    if (t->in_pos < t->in_end) {
+        return 1;
+    }
+
+    p.fd = c->io.fd;
+    p.events = POLLIN;
+    p.revents = 0;
+
+    return poll(&p, 1, 0);
+}
+
+
+/* A flight or a record; MSG_MORE when the caller said more follows at
+ * once (the rest of a response, or the close after the last one). */
+static ssize_t
+gn_tls_push(gnutls_transport_ptr_t ptr, const giovec_t *iov, int iovcnt)
+{
+    gn_conn_t      *c = ptr;
+    gn_tls_conn_t  *t = c->tls;
+    struct msghdr   msg;
+    ssize_t         n;
+
+    memset(&msg, 0, sizeof(msg));
+    msg.msg_iov = (struct iovec *) iov;
+    msg.msg_iovlen = (size_t) iovcnt;
+
+    do {
+        n = sendmsg(c->io.fd, &msg, MSG_NOSIGNAL | (t->more ? MSG_MORE : 0));
+    } while (n == -1 && errno == EINTR);
+
+    if (n == -1) {
+        gnutls_transport_set_errno(t->session, errno);
+    }
+
+    return n;
 }
 
 
@@ -931,8 +1137,10 @@ gn_tls_flush(gn_conn_t *c)
     n = gnutls_record_send(t->session, t->out, t->out_len);
 
     if (n == GNUTLS_E_AGAIN || n == GNUTLS_E_INTERRUPTED) {
-        return GN_AGAIN;
+        return GN_AGAIN;              /* the retry pushes with t->more */
     }
+
+    t->more = 0;
 
     if (n < 0) {
         gn_log_error(GN_LOG_INFO, &c->log, 0, "TLS send failed: %s",
@@ -973,7 +1181,7 @@ static ssize_t
 gn_tls_writev(gn_conn_t *c, struct iovec *iov, int n, int more)
 {
     gn_tls_conn_t  *t = c->tls;
-    size_t          len, k;
+    size_t          len, k, total;
     int             i;
 
     if (t->out_len == 0) {
@@ -993,6 +1201,13 @@ gn_tls_writev(gn_conn_t *c, struct iovec *iov, int n, int more)
 
         t->out_len = len;
         t->out_sent_as = len;
+
+        /* the next record follows at once when this one did not take all
+         * it was given */
+        for (total = 0, i = 0; i < n; i++) {
+            total += iov[i].iov_len;
+        }
+        t->more = (more || total > len);
     }
 
     return gn_tls_flush(c);
@@ -1022,6 +1237,7 @@ gn_tls_sendfile(gn_conn_t *c, int fd, off_t *off, size_t len)
 
         t->out_len = (size_t) n;
         t->out_sent_as = (size_t) n;
+        t->more = ((size_t) n < len);
     }
 
     n = gn_tls_flush(c);
