@@ -16,7 +16,7 @@
 #
 # Usage: bench/specweb99/kinds.sh --root DIR [--builddirs "DIR..."]
 #            [--rounds N] [--duration S] [--conns C] [--file PATH]
-#            [--kinds "LIST"] [--raw FILE] [--keep]
+#            [--kinds "LIST"] [--tls] [--raw FILE] [--keep]
 #   --root DIR      the file set (gannet-specweb99 fileset, upfgen,
 #                   cadgen: run.sh --keep leaves one, or see README.md)
 #   --builddirs L   build trees to compare (default: this source tree)
@@ -26,7 +26,14 @@
 #   --file PATH     the file every request names, under ROOT (default
 #                   /file_set/dir00003/class1_4: 5 KB, the most
 #                   requested file of the most requested class)
-#   --kinds L       a subset of "static dyn cad post" (default all)
+#   --kinds L       a subset of "static dyn cad post big new" (default
+#                   the first four); big: a static GET of a 60 KB file
+#                   (/file_set/dir00003/class2_5, several TLS records),
+#                   new: the static GET with "Connection: close", one
+#                   connection per request (over TLS a full handshake
+#                   each: wrk does not resume sessions)
+#   --tls           over HTTPS (ECDSA P-256 certificate, TLS 1.3 as wrk's
+#                   OpenSSL negotiates it) instead of HTTP
 #   --raw FILE      also write the per-run results (TSV) to FILE
 #   --keep          keep the temporary directory (configs, logs)
 #
@@ -49,12 +56,13 @@ duration=4
 conns=50
 file=/file_set/dir00003/class1_4
 kinds="static dyn cad post"
+tls=0
 raw_out=""
 keep=0
 
 parse_options "--root=root --builddirs=builddirs --rounds=rounds
                --duration=duration --conns=conns --file=file --kinds=kinds
-               --raw=raw_out --keep=keep:1" "$@"
+               --tls=tls:1 --raw=raw_out --keep=keep:1" "$@"
 
 require_tools wrk taskset curl perl getconf
 require_two_cpus wrk
@@ -74,8 +82,28 @@ wrk.body = wrk.body:gsub("/class(%d)_(%d)$", "&class=%1&num=%2&client=7")
 wrk.headers["Content-Type"] = "application/x-www-form-urlencoded"
 EOF
 cookie="Cookie: my_cookie=user_id=10003&last_ad=7"
+big=/file_set/dir00003/class2_5
 declare -A url=([static]="$file" [dyn]="/specweb99?$file"
-                [cad]="/specweb99?$file" [post]="/specweb99")
+                [cad]="/specweb99?$file" [post]="/specweb99" [big]="$big"
+                [new]="$file")
+for k in $kinds; do
+    [ -n "${url[$k]:-}" ] || { echo "$me: unknown kind $k" >&2; exit 1; }
+done
+[ ! -f "$root$big" ] && [ "${kinds/big/}" != "$kinds" ] \
+    && { echo "$me: no $big under $root" >&2; exit 1; }
+
+scheme=http listen_tls="" tls_conf=""
+if [ "$tls" = 1 ]; then
+    certs=$top/t/certs
+    if [ ! -f "$certs/stamp" ]; then
+        certs=$work/certs
+        sh "$top/t/mkcerts.sh" "$certs" >/dev/null 2>&1 \
+            || { echo "$me: cannot make certificates (certtool?)" >&2; exit 1; }
+    fi
+    scheme=https listen_tls=" tls"
+    tls_conf="tls_certificate $certs/localhost-ec.pem;
+    tls_certificate_key $certs/localhost-ec.key;"
+fi
 
 # start BUILD INDEX: a gannet of BUILD with mod_specweb99 on ROOT; sets
 # port[INDEX] and server[INDEX]
@@ -92,7 +120,8 @@ file_cache_valid 60s;
 symlinks_outside_root on;
 
 server {
-    listen 127.0.0.1:${port[$i]} backlog=4096;
+    listen 127.0.0.1:${port[$i]}$listen_tls backlog=4096;
+    $tls_conf
     root $root;
     access_log off;
     keepalive_requests 0;
@@ -109,7 +138,7 @@ EOF
     # shellcheck disable=SC2086
     spawn_server "g$i" 0 "$d/gannet.out" $cmd
     server[$i]=${pid[g$i]}
-    wait_url "http://127.0.0.1:${port[$i]}$file" \
+    wait_url "$scheme://127.0.0.1:${port[$i]}$file" -k \
         || { echo "$me: gannet of $b did not start" >&2;
              cat "$d/gannet.out" "$d/logs/error.log" >&2; exit 1; }
 }
@@ -117,14 +146,15 @@ EOF
 # run_one ROUND INDEX KIND
 run_one()
 {
-    local r=$1 i=$2 k=$3 c0 c1 out opt=()
+    local r=$1 i=$2 k=$3 c0 c1 out opt=() close=keep
     case $k in
     cad)  opt=(-H "$cookie") ;;
     post) opt=(-H "$cookie" -s "$work/post.lua") ;;
+    new)  close=close ;;
     esac
     c0=$(tree_cpu_ns "${server[$i]}")
-    out=$(run_wrk "$conns" "$duration" keep \
-              "http://127.0.0.1:${port[$i]}${url[$k]}" "${opt[@]}")
+    out=$(run_wrk "$conns" "$duration" "$close" \
+              "$scheme://127.0.0.1:${port[$i]}${url[$k]}" "${opt[@]}")
     c1=$(tree_cpu_ns "${server[$i]}")
     wrk_parse "$out"
     if [ -z "$wrk_reqs" ] || [ "$wrk_reqs" = 0 ] || [ "$wrk_errors" != 0 ]
@@ -157,7 +187,7 @@ done
 
 for i in $(seq 0 $((n - 1))); do              # warm the caches up
     for k in $kinds; do
-        run_wrk "$conns" 1 keep "http://127.0.0.1:${port[$i]}${url[$k]}" \
+        run_wrk "$conns" 1 keep "$scheme://127.0.0.1:${port[$i]}${url[$k]}" \
             >/dev/null
     done
 done
@@ -177,7 +207,7 @@ done
 echo
 echo "wrk -t1 -c$conns -d${duration}s keep-alive, $rounds interleaved" \
      "rounds, medians; one gannet child on CPU 0, wrk on CPU 1;" \
-     "file $file"
+     "$scheme; file $file"
 # shellcheck disable=SC2086
 perl -e "$bench_pl"'
     my ($file, $n, @kinds) = @ARGV; my %d;
