@@ -7,10 +7,13 @@
 
 #include "gn_config.h"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 
 #include "child.h"
 #include "process.h"
@@ -225,6 +228,63 @@ gn_child_drop_privileges(gn_cycle_t *cycle)
 }
 
 
+/* Descriptors open now: the child's own (listeners, logs, epoll, what
+ * modules opened). /proc may be missing (chroot): then each descriptor
+ * number is tried; they are the lowest ones at this point. */
+static gn_uint_t
+gn_child_open_fds(rlim_t limit)
+{
+    DIR            *d;
+    struct dirent  *de;
+    gn_uint_t       n;
+    int             fd;
+
+    n = 0;
+    d = opendir("/proc/self/fd");
+    if (d != NULL) {
+        while ((de = readdir(d)) != NULL) {
+            if (de->d_name[0] != '.') {
+                n++;
+            }
+        }
+        closedir(d);
+        return n > 0 ? n - 1 : 0;                /* not the directory's */
+    }
+
+    for (fd = 0; fd < (int) gn_min(limit, 8192); fd++) {
+        if (fcntl(fd, F_GETFD) != -1) {
+            n++;
+        }
+    }
+
+    return n;
+}
+
+
+/* What the descriptor limit leaves the open-file cache and the
+ * connections, once the child's own descriptors are open. */
+static void
+gn_child_fd_budget(gn_cycle_t *cycle)
+{
+    struct rlimit  rl;
+    gn_uint_t      own;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) == -1 || rl.rlim_cur == RLIM_INFINITY) {
+        return;
+    }
+
+    own = gn_child_open_fds(rl.rlim_cur);
+    if (own >= rl.rlim_cur) {
+        return;
+    }
+
+    gn_file_cache_fd_budget((gn_uint_t) (rl.rlim_cur - own), &gn_conn_count);
+    gn_log_error(GN_LOG_DEBUG, &cycle->log, 0, "descriptors: limit %llu, "
+                 "%u the child's own", (unsigned long long) rl.rlim_cur,
+                 (unsigned) own);
+}
+
+
 static void
 gn_child_exit(gn_cycle_t *cycle, int code)
 {
@@ -281,6 +341,8 @@ gn_child_run(gn_cycle_t *cycle, gn_int_t slot, gn_uint_t generation)
     if (gn_module_init_child(cycle) != GN_OK) {
         exit(2);
     }
+
+    gn_child_fd_budget(cycle);
 
     gn_sb_me->state = GN_SB_RUNNING;
     draining = 0;

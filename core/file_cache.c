@@ -26,6 +26,9 @@ static gn_uint_t        gn_fc_max;          /* lowered when out of fds */
 static gn_uint_t        gn_fc_configured;   /* file_cache_entries */
 static gn_fc_entry_t   *gn_fc_lru_head;
 static gn_fc_entry_t   *gn_fc_lru_tail;
+static gn_uint_t        gn_fc_fd_room;      /* 0: no budget set */
+static const gn_uint_t *gn_fc_conns;
+static gn_uint_t        gn_fc_budget_warned;
 
 /* directory descriptors of the roots, for openat2(RESOLVE_BENEATH); one
  * per distinct `root` of the configuration, so the table only grows
@@ -407,19 +410,68 @@ gn_fc_lookup(const u_char *key, size_t len, uint32_t hash)
 }
 
 
+void
+gn_file_cache_fd_budget(gn_uint_t room, const gn_uint_t *conns)
+{
+    gn_fc_fd_room = room;
+    gn_fc_conns = conns;
+}
+
+
+/* How many entries the cache may hold now: file_cache_entries (or what
+ * running out of descriptors left of it), and no more than the
+ * descriptors the connections open now and the reserve leave. */
+static gn_uint_t
+gn_fc_room(void)
+{
+    gn_uint_t  used;
+
+    if (gn_fc_fd_room == 0) {
+        return gn_fc_max;
+    }
+
+    used = *gn_fc_conns + GN_FC_FD_RESERVE;
+    if (used >= gn_fc_fd_room) {
+        return 0;
+    }
+
+    return gn_min(gn_fc_max, gn_fc_fd_room - used);
+}
+
+
+/* e is not kept when there is no room (no descriptor to spare, and every
+ * entry in use): e->cached stays 0 and its last user closes it. */
 static void
 gn_fc_insert(gn_fc_entry_t *e)
 {
     gn_fc_entry_t  *victim, *prev;
+    gn_uint_t       room;
+
+    room = gn_fc_room();
+
+    if (room < gn_fc_max && gn_fc_count >= room && !gn_fc_budget_warned) {
+        gn_fc_budget_warned = 1;
+        gn_log_error(GN_LOG_WARN, NULL, 0, "open-file cache: %u entries and "
+                     "%u connections fill the descriptor limit less %u "
+                     "spare ones; entries are evicted early from now on "
+                     "(file_cache_entries %u): raise the descriptor limit "
+                     "(ulimit -n) or lower file_cache_entries",
+                     (unsigned) gn_fc_count, (unsigned) *gn_fc_conns,
+                     (unsigned) GN_FC_FD_RESERVE, (unsigned) gn_fc_configured);
+    }
 
     /* evict from the cold end, skipping entries in use */
-    for (victim = gn_fc_lru_tail; victim && gn_fc_count >= gn_fc_max;
+    for (victim = gn_fc_lru_tail; victim && gn_fc_count >= room;
          victim = prev)
     {
         prev = victim->prev;
         if (victim->refs == 0) {
             gn_fc_remove(victim);
         }
+    }
+
+    if (gn_fc_count >= room && room < gn_fc_max) {
+        return;
     }
 
     e->hnext = gn_fc_buckets[e->hash & gn_fc_mask];

@@ -77,6 +77,15 @@ gn_uint_t gn_file_cache_emfile(gn_uint_t keep);
 
 #define GN_FC_ACCEPT_KEEP  16
 
+/* Child, once its own descriptors are open: the cache, the connections
+ * (*conns) and GN_FC_FD_RESERVE spare descriptors (a module's open, CGI
+ * pipes, a log reopen) together stay within `room` descriptors (the
+ * descriptor limit less those the child holds already). A new entry
+ * that would pass it evicts a cold one, or is used once and not kept. */
+void gn_file_cache_fd_budget(gn_uint_t room, const gn_uint_t *conns);
+
+#define GN_FC_FD_RESERVE   32
+
 /* The owner of a root directory (through the directory descriptor the
  * cache keeps for it). GN_ERROR with errno when it cannot be opened. */
 gn_int_t gn_file_cache_root_owner(const gn_str_t *root, uid_t *uid);

@@ -118,19 +118,12 @@ sub served
 
 SKIP: {
     skip $nowrk, 12 unless $wrk;
-    skip 'TEST_GN_WRAP is set: cannot add the ulimit wrapper', 12
-        if ($ENV{TEST_GN_WRAP} // '') ne '';
+    skip GnTest::ulimit_skip(), 12 if GnTest::ulimit_skip();
 
     my $lim = GnLoad::pick(64, 256);
     conf('children 1;', 'client_header_timeout 60s; keepalive_timeout 60s;');
-    my $wrap = $t->write_file('ulimit-wrap.sh', "#!/bin/sh\n"
-                              . "ulimit -n $lim || exit 1\nexec \"\$\@\"\n");
-    chmod(0755, $wrap);
     $t->expect_log(qr/\[crit\].*accept4\(\) .*failed, pausing accepts/);
-    {
-        local $ENV{TEST_GN_WRAP} = $wrap;
-        $t->run;
-    }
+    $t->run_ulimit($lim);
     my ($child) = $t->wait_children(1, 5);
     ok(served(), "EMFILE load: served under ulimit -n $lim");
 

@@ -489,6 +489,31 @@ sub _valgrind
 }
 
 
+
+# Starts the server as run() does, under `ulimit -n N` (a wrapper script
+# through TEST_GN_WRAP). Only where TEST_GN_WRAP is not set already: see
+# ulimit_skip.
+sub run_ulimit
+{
+    my ($self, $n, @args) = @_;
+    my $wrap = $self->write_file("ulimit-$n.sh",
+                                 "#!/bin/sh\nulimit -n $n || exit 1\n"
+                                 . "exec \"\$\@\"\n");
+    chmod(0755, $wrap);
+    local $ENV{TEST_GN_WRAP} = $wrap;
+    return $self->run(@args);
+}
+
+
+# Why run_ulimit cannot be used here (undef: it can): TEST_GN_WRAP is
+# taken already (a wrapper of the test run's own).
+sub ulimit_skip
+{
+    return 'TEST_GN_WRAP is set: cannot add the ulimit wrapper'
+        if ($ENV{TEST_GN_WRAP} // '') ne '';
+    return undef;
+}
+
 sub run
 {
     my ($self, @extra) = @_;
