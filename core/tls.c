@@ -76,8 +76,7 @@ typedef struct {
     gnutls_session_t  session;
     gn_tls_listen_t  *lctx;
     gn_srv_conf_t    *sni_srv;      /* chosen by SNI, or NULL */
-    u_char           *out;          /* record being sent (for retries) */
-    size_t            out_len;      /* bytes of it, 0: none pending */
+    size_t            out_len;      /* record GnuTLS holds, 0: none */
     size_t            out_sent_as;  /* what the caller's count will be */
     u_char           *in;           /* read-ahead, held while not empty */
     size_t            in_pos;
@@ -92,6 +91,7 @@ typedef struct {
 static u_char          gn_tls_default_key[64];    /* made once, master */
 static gn_uint_t       gn_tls_default_key_made;
 static u_char         *gn_tls_in_free;            /* free read-ahead bufs */
+static u_char          gn_tls_gather[GN_TLS_RECORD];  /* a record's bytes */
 
 static ssize_t gn_tls_recv(gn_conn_t *c, u_char *buf, size_t len);
 static ssize_t gn_tls_writev(gn_conn_t *c, struct iovec *iov, int n,
@@ -895,7 +895,6 @@ gn_tls_conn_close(gn_conn_t *c)
     }
 
     gn_tls_in_put(t);
-    free(t->out);
     free(t);
     c->tls = NULL;
 }
@@ -1126,15 +1125,20 @@ gn_tls_recv(gn_conn_t *c, u_char *buf, size_t len)
 }
 
 
-/* Sends what t->out holds: the whole record, or GN_AGAIN (GnuTLS keeps
- * the rest and wants the same call again). Returns the caller's count. */
+/*
+ * Sends one record of data (len bytes; the caller's count for it is
+ * t->out_sent_as), or with data NULL the record a GN_AGAIN left pending:
+ * GnuTLS encrypted it into its own buffer already and sends the rest of
+ * it on a call with no data, so no connection keeps a copy of its
+ * plaintext. Returns the caller's count, GN_AGAIN or GN_ERROR.
+ */
 static ssize_t
-gn_tls_flush(gn_conn_t *c)
+gn_tls_flush(gn_conn_t *c, const u_char *data, size_t len)
 {
     gn_tls_conn_t  *t = c->tls;
     ssize_t         n;
 
-    n = gnutls_record_send(t->session, t->out, t->out_len);
+    n = gnutls_record_send(t->session, data, len);
 
     if (n == GNUTLS_E_AGAIN || n == GNUTLS_E_INTERRUPTED) {
         return GN_AGAIN;              /* the retry pushes with t->more */
@@ -1157,64 +1161,74 @@ gn_tls_flush(gn_conn_t *c)
 }
 
 
-static gn_int_t
-gn_tls_out_buf(gn_tls_conn_t *t)
+/* The plaintext of one record: 16 KiB, or less when the client asked for
+ * smaller records (max_fragment_length, record_size_limit); GnuTLS would
+ * send only that much of a larger buffer. */
+static size_t
+gn_tls_record_max(gn_tls_conn_t *t)
 {
-    if (t->out == NULL) {
-        t->out = malloc(GN_TLS_RECORD);
-        if (t->out == NULL) {
-            return GN_ERROR;
-        }
-    }
+    size_t  max;
 
-    return GN_OK;
+    max = gnutls_record_get_max_size(t->session);
+
+    return (max == 0 || max > GN_TLS_RECORD) ? GN_TLS_RECORD : max;
 }
 
 
 /*
- * Gathers up to one record from iov and sends it. Small responses leave
- * as one small record at once (no 16 KiB buffering). After GN_AGAIN the
- * caller calls again with the same data in front, and gets the pending
- * record's count once it is out.
+ * Sends up to one record of iov. Small responses leave as one small
+ * record at once (no 16 KiB buffering); a record made of several pieces
+ * (a head and a body) is gathered first, one from a single piece is not
+ * copied. After GN_AGAIN the caller calls again with the same data in
+ * front, and gets the pending record's count once it is out.
  */
 static ssize_t
 gn_tls_writev(gn_conn_t *c, struct iovec *iov, int n, int more)
 {
     gn_tls_conn_t  *t = c->tls;
-    size_t          len, k, total;
+    const u_char   *data;
+    size_t          len, k, total, max;
     int             i;
 
-    if (t->out_len == 0) {
-        if (gn_tls_out_buf(t) != GN_OK) {
-            return GN_ERROR;
-        }
-
-        for (len = 0, i = 0; i < n && len < GN_TLS_RECORD; i++) {
-            k = gn_min(iov[i].iov_len, GN_TLS_RECORD - len);
-            memcpy(t->out + len, iov[i].iov_base, k);
-            len += k;
-        }
-
-        if (len == 0) {
-            return 0;
-        }
-
-        t->out_len = len;
-        t->out_sent_as = len;
-
-        /* the next record follows at once when this one did not take all
-         * it was given */
-        for (total = 0, i = 0; i < n; i++) {
-            total += iov[i].iov_len;
-        }
-        t->more = (more || total > len);
+    if (t->out_len != 0) {
+        return gn_tls_flush(c, NULL, 0);
     }
 
-    return gn_tls_flush(c);
+    for (total = 0, i = 0; i < n; i++) {
+        total += iov[i].iov_len;
+    }
+
+    if (total == 0) {
+        return 0;
+    }
+
+    max = gn_tls_record_max(t);
+
+    if (n == 1 || iov[0].iov_len >= max) {
+        data = iov[0].iov_base;
+        len = gn_min(iov[0].iov_len, max);
+
+    } else {
+        for (len = 0, i = 0; i < n && len < max; i++) {
+            k = gn_min(iov[i].iov_len, max - len);
+            memcpy(gn_tls_gather + len, iov[i].iov_base, k);
+            len += k;
+        }
+        data = gn_tls_gather;
+    }
+
+    t->out_len = len;
+    t->out_sent_as = len;
+
+    /* the next record follows at once when this one did not take all it
+     * was given */
+    t->more = (more || total > len);
+
+    return gn_tls_flush(c, data, len);
 }
 
 
-/* Files over TLS: read a record's worth into the record buffer. The
+/* Files over TLS: a record's worth read into the gather buffer. The
  * cached bytes of small files never come here (they are memory). */
 static ssize_t
 gn_tls_sendfile(gn_conn_t *c, int fd, off_t *off, size_t len)
@@ -1222,12 +1236,11 @@ gn_tls_sendfile(gn_conn_t *c, int fd, off_t *off, size_t len)
     gn_tls_conn_t  *t = c->tls;
     ssize_t         n;
 
-    if (t->out_len == 0) {
-        if (gn_tls_out_buf(t) != GN_OK) {
-            return GN_ERROR;
-        }
+    if (t->out_len != 0) {
+        n = gn_tls_flush(c, NULL, 0);
 
-        n = pread(fd, t->out, gn_min(len, GN_TLS_RECORD), *off);
+    } else {
+        n = pread(fd, gn_tls_gather, gn_min(len, gn_tls_record_max(t)), *off);
         if (n <= 0) {
             if (n == 0) {
                 errno = 0;
@@ -1238,9 +1251,10 @@ gn_tls_sendfile(gn_conn_t *c, int fd, off_t *off, size_t len)
         t->out_len = (size_t) n;
         t->out_sent_as = (size_t) n;
         t->more = ((size_t) n < len);
+
+        n = gn_tls_flush(c, gn_tls_gather, (size_t) n);
     }
 
-    n = gn_tls_flush(c);
     if (n > 0) {
         *off += n;
     }

@@ -12,7 +12,8 @@
 #   - a 200 KB request body in 16 KB records, echoed byte for byte;
 #   - a 300 KB response on a closing connection arrives whole, followed by
 #     the server's close_notify (the last records, the alert and the FIN
-#     leave together);
+#     leave together), and also to a client that asks for 512-byte
+#     records;
 #   - plain HTTP on the TLS port still gets its 400.
 
 use strict;
@@ -254,6 +255,20 @@ for my $v ('TLSv1_2', 'TLSv1_3') {
         or diag('got ' . length($r->[0][1] // '') . ' bytes');
     is($eof, 1, "$v: then the server's close_notify");
     $s->close(SSL_no_shutdown => 1);
+}
+
+# A client that asks for small records (max_fragment_length 512): every
+# record the server sends is at most that, and none of the response is
+# lost to a record GnuTLS cut shorter than what it was given.
+for my $v ('1.2', '1.3') {
+    my $r = GnTLS::s_client($t, tls => $v, args => ['-maxfraglen', '512'],
+                            request => get('/big.bin', close => 1),
+                            timeout => 20);
+    is($r->{status}, 200, "TLSv$v, 512-byte records: 200")
+        or diag($r->{err});
+    ok(defined $r->{body} && $r->{body} eq $big,
+       "TLSv$v, 512-byte records: 300 KB, all of it")
+        or diag('got ' . length($r->{body} // '') . ' bytes');
 }
 
 # plain HTTP on the TLS port
