@@ -76,8 +76,8 @@ typedef struct {
     gnutls_session_t  session;
     gn_tls_listen_t  *lctx;
     gn_srv_conf_t    *sni_srv;      /* chosen by SNI, or NULL */
-    size_t            out_len;      /* record GnuTLS holds, 0: none */
-    size_t            out_sent_as;  /* what the caller's count will be */
+    size_t            out_len;      /* plaintext of the record being
+                                       sent (GnuTLS holds it), 0: none */
     u_char           *in;           /* read-ahead, held while not empty */
     size_t            in_pos;
     size_t            in_end;
@@ -1126,11 +1126,11 @@ gn_tls_recv(gn_conn_t *c, u_char *buf, size_t len)
 
 
 /*
- * Sends one record of data (len bytes; the caller's count for it is
- * t->out_sent_as), or with data NULL the record a GN_AGAIN left pending:
- * GnuTLS encrypted it into its own buffer already and sends the rest of
- * it on a call with no data, so no connection keeps a copy of its
- * plaintext. Returns the caller's count, GN_AGAIN or GN_ERROR.
+ * Sends one record of data (len bytes, set in t->out_len by the caller),
+ * or with data NULL the record a GN_AGAIN left pending: GnuTLS encrypted
+ * it into its own buffer already and sends the rest of it on a call with
+ * no data, so no connection keeps a copy of its plaintext. Returns the
+ * record's plaintext length once it is out, GN_AGAIN or GN_ERROR.
  */
 static ssize_t
 gn_tls_flush(gn_conn_t *c, const u_char *data, size_t len)
@@ -1155,7 +1155,7 @@ gn_tls_flush(gn_conn_t *c, const u_char *data, size_t len)
     }
 
     /* GnuTLS sends a whole record or nothing */
-    n = (ssize_t) t->out_sent_as;
+    n = (ssize_t) t->out_len;
     t->out_len = 0;
     return n;
 }
@@ -1218,7 +1218,6 @@ gn_tls_writev(gn_conn_t *c, struct iovec *iov, int n, int more)
     }
 
     t->out_len = len;
-    t->out_sent_as = len;
 
     /* the next record follows at once when this one did not take all it
      * was given */
@@ -1249,7 +1248,6 @@ gn_tls_sendfile(gn_conn_t *c, int fd, off_t *off, size_t len)
         }
 
         t->out_len = (size_t) n;
-        t->out_sent_as = (size_t) n;
         t->more = ((size_t) n < len);
 
         n = gn_tls_flush(c, gn_tls_gather, (size_t) n);
