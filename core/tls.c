@@ -51,9 +51,20 @@
     ":%SERVER_PRECEDENCE"
 
 
+#define GN_TLS_GROUPS   8        /* groups of a priority we can move first */
+#define GN_TLS_SHARES   4        /* key shares of a ClientHello we look at */
+
 typedef struct {
     gnutls_certificate_credentials_t   cred;
     gnutls_priority_t                  prio;
+    /* prio with one of its groups moved first, for each of its first
+     * GN_TLS_GROUPS groups that has a TLS code point, in prio's order
+     * (gprio[k] is prio itself for prio's first group): a TLS 1.3 client
+     * whose key share is for one of our groups gets that group at once
+     * instead of a HelloRetryRequest for our first one */
+    gnutls_priority_t                  gprio[GN_TLS_GROUPS];
+    uint16_t                           gcode[GN_TLS_GROUPS];
+    gn_uint_t                          ngroups;
     gn_uint_t                          tickets;
     gn_srv_conf_t                     *srv;
 } gn_tls_srv_t;
@@ -84,6 +95,9 @@ typedef struct {
     unsigned          drained:1;    /* in's recv() emptied the socket */
     unsigned          more:1;       /* more follows at once: MSG_MORE */
     unsigned          peeked:1;     /* first byte checked: it is TLS */
+    unsigned          nshares:3;
+    uint16_t          shares[GN_TLS_SHARES];  /* key share groups of the
+                                                 last ClientHello */
     char              sni[256];
 } gn_tls_conn_t;
 
@@ -118,13 +132,105 @@ static void
 gn_tls_srv_cleanup(void *data)
 {
     gn_tls_srv_t  *ts = data;
+    gn_uint_t      k;
 
     if (ts->cred != NULL) {
         gnutls_certificate_free_credentials(ts->cred);
     }
+    for (k = 0; k < ts->ngroups; k++) {
+        if (ts->gprio[k] != ts->prio) {
+            gnutls_priority_deinit(ts->gprio[k]);
+        }
+    }
     if (ts->prio != NULL) {
         gnutls_priority_deinit(ts->prio);
     }
+}
+
+
+/* The TLS code point of a GnuTLS group name; 0: none we know. */
+static uint16_t
+gn_tls_group_code(const char *name)
+{
+    static const struct { const char *name; uint16_t code; }  groups[] = {
+        { "SECP256R1", 23 }, { "SECP384R1", 24 }, { "SECP521R1", 25 },
+        { "X25519", 29 }, { "X448", 30 },
+        { "FFDHE2048", 256 }, { "FFDHE3072", 257 }, { "FFDHE4096", 258 },
+        { "FFDHE6144", 259 }, { "FFDHE8192", 260 }
+    };
+    size_t  i;
+
+    for (i = 0; name != NULL && i < sizeof(groups) / sizeof(groups[0]); i++) {
+        if (strcmp(name, groups[i].name) == 0) {
+            return groups[i].code;
+        }
+    }
+    return 0;
+}
+
+
+/* ts->gprio[]: the priority string prio (already ts->prio) with each of
+ * its groups in turn moved first.  GnuTLS, when the server's preference
+ * rules, picks the server's first group the client supports and sends a
+ * HelloRetryRequest when the client's key share is for another (a GnuTLS
+ * client with its default priority offers P-256 first): a round trip
+ * and a second ClientHello for a group we would have taken as well. */
+static gn_int_t
+gn_tls_group_prios(gn_pool_t *pool, gn_tls_srv_t *ts, const char *prio,
+    char *err, size_t errlen)
+{
+    const unsigned int  *list;
+    const char          *name;
+    char                *s, *p, *end;
+    size_t               len;
+    uint16_t             code;
+    int                  n, i, j, rc;
+
+    n = gnutls_priority_group_list(ts->prio, &list);
+    len = strlen(prio) + sizeof(":-GROUP-ALL");
+    for (i = 0; i < n; i++) {
+        name = gnutls_group_get_name(list[i]);
+        len += name != NULL ? sizeof(":+GROUP-") + strlen(name) : 0;
+    }
+    s = gn_pnalloc(pool, len);
+    if (s == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return GN_ERROR;
+    }
+    end = s + len;
+
+    for (i = 0; i < n && ts->ngroups < GN_TLS_GROUPS; i++) {
+        name = gnutls_group_get_name(list[i]);
+        code = gn_tls_group_code(name);
+        if (code == 0) {
+            continue;
+        }
+
+        ts->gcode[ts->ngroups] = code;
+        if (i == 0) {
+            ts->gprio[ts->ngroups++] = ts->prio;
+            continue;
+        }
+
+        p = s + snprintf(s, len, "%s:-GROUP-ALL:+GROUP-%s", prio, name);
+        for (j = 0; j < n; j++) {
+            if (j != i && gnutls_group_get_name(list[j]) != NULL) {
+                p += snprintf(p, (size_t) (end - p), ":+GROUP-%s",
+                              gnutls_group_get_name(list[j]));
+            }
+        }
+
+        rc = gnutls_priority_init2(&ts->gprio[ts->ngroups], s, NULL,
+                                   GNUTLS_PRIORITY_INIT_DEF_APPEND);
+        if (rc != GNUTLS_E_SUCCESS) {
+            snprintf(err, errlen, "gnutls_priority_init2() failed for the "
+                     "group %s: %s", name, gnutls_strerror(rc));
+            return GN_ERROR;
+        }
+        ts->ngroups++;
+    }
+
+    return GN_OK;
 }
 
 
@@ -160,7 +266,7 @@ gn_tls_priority(gn_pool_t *pool, gn_loc_conf_t *lc, gn_tls_srv_t *ts,
         return GN_ERROR;
     }
 
-    return GN_OK;
+    return gn_tls_group_prios(pool, ts, prio, err, errlen);
 }
 
 
@@ -611,38 +717,112 @@ gn_tls_find_server(gn_listen_t *ls, const char *name, size_t len)
 }
 
 
-/* After the ClientHello: SNI picks the server block, whose credentials
- * and priorities the rest of the handshake uses. */
+/* The groups of the client's TLS 1.3 key shares (extension 51). */
 static int
-gn_tls_post_client_hello(gnutls_session_t session)
+gn_tls_ext_key_share(void *ctx, unsigned int tls_id, const unsigned char *d,
+    unsigned int size)
+{
+    gn_tls_conn_t  *t = ctx;
+    unsigned int    len, klen;
+
+    if (tls_id != 51 || size < 2) {
+        return 0;
+    }
+    len = (unsigned int) d[0] << 8 | d[1];
+    len = len < size - 2 ? len : size - 2;
+    d += 2;
+
+    while (len >= 4 && t->nshares < GN_TLS_SHARES) {
+        klen = (unsigned int) d[2] << 8 | d[3];
+        if (klen > len - 4) {
+            break;
+        }
+        t->shares[t->nshares++] = (uint16_t) (d[0] << 8 | d[1]);
+        d += 4 + klen;
+        len -= 4 + klen;
+    }
+
+    return 0;
+}
+
+
+/* Before GnuTLS reads a ClientHello: note its key shares. */
+static int
+gn_tls_client_hello_hook(gnutls_session_t session, unsigned int htype,
+    unsigned int when, unsigned int incoming, const gnutls_datum_t *msg)
 {
     gn_conn_t      *c = gnutls_session_get_ptr(session);
     gn_tls_conn_t  *t = c->tls;
-    gn_srv_conf_t  *sc;
-    gn_tls_srv_t   *ts;
-    size_t          len;
-    unsigned int    type;
+
+    (void) when;
+    t->nshares = 0;
+    if (htype == GNUTLS_HANDSHAKE_CLIENT_HELLO && incoming) {
+        /* a malformed hello is GnuTLS's to refuse */
+        (void) gnutls_ext_raw_parse(t, gn_tls_ext_key_share, msg,
+                                    GNUTLS_EXT_RAW_FLAG_TLS_CLIENT_HELLO);
+    }
+    return 0;
+}
+
+
+/* ts's priority for this ClientHello: ours, unless the client sent no
+ * key share for our first group and one for another of ours -- then
+ * ours with the best of those first. */
+static gnutls_priority_t
+gn_tls_group_prio(gn_tls_srv_t *ts, gn_tls_conn_t *t)
+{
+    gn_uint_t  k, i;
+
+    for (k = 0; k < ts->ngroups; k++) {
+        for (i = 0; i < t->nshares; i++) {
+            if (t->shares[i] == ts->gcode[k]) {
+                return ts->gprio[k];
+            }
+        }
+    }
+    return ts->prio;
+}
+
+
+/* After the ClientHello's version and SNI are read, before its groups,
+ * key shares and cipher suites are: SNI picks the server block, whose
+ * credentials and priorities the rest of the handshake uses. */
+static int
+gn_tls_post_client_hello(gnutls_session_t session)
+{
+    gn_conn_t          *c = gnutls_session_get_ptr(session);
+    gn_tls_conn_t      *t = c->tls;
+    gn_srv_conf_t      *sc, *dflt = c->listen->default_srv;
+    gn_tls_srv_t       *ts;
+    gnutls_priority_t   prio;
+    size_t              len;
+    unsigned int        type;
 
     len = sizeof(t->sni) - 1;
     if (gnutls_server_name_get(session, t->sni, &len, &type, 0)
-        != GNUTLS_E_SUCCESS || type != GNUTLS_NAME_DNS)
+        == GNUTLS_E_SUCCESS && type == GNUTLS_NAME_DNS)
     {
-        t->sni[0] = '\0';
-        return 0;                          /* the default server's */
+        t->sni[len] = '\0';
+        sc = gn_tls_find_server(c->listen, t->sni, len);
+        t->sni_srv = sc != NULL ? sc : dflt;
+    } else {
+        t->sni[0] = '\0';                  /* the default server's */
     }
-    t->sni[len] = '\0';
 
-    sc = gn_tls_find_server(c->listen, t->sni, len);
-    t->sni_srv = sc != NULL ? sc : c->listen->default_srv;
-    ts = t->sni_srv->tls;
+    sc = t->sni_srv != NULL ? t->sni_srv : dflt;
+    ts = sc->tls;
+    prio = gn_tls_group_prio(ts, t);
 
-    if (t->sni_srv != c->listen->default_srv) {
-        if (gnutls_credentials_set(session, GNUTLS_CRD_CERTIFICATE, ts->cred)
-            != GNUTLS_E_SUCCESS
-            || gnutls_priority_set(session, ts->prio) != GNUTLS_E_SUCCESS)
-        {
-            return GNUTLS_E_INTERNAL_ERROR;
-        }
+    if (sc != dflt
+        && gnutls_credentials_set(session, GNUTLS_CRD_CERTIFICATE, ts->cred)
+           != GNUTLS_E_SUCCESS)
+    {
+        return GNUTLS_E_INTERNAL_ERROR;
+    }
+    if ((sc != dflt || prio != ts->prio)
+        && gnutls_priority_set(session, prio) != GNUTLS_E_SUCCESS)
+    {
+        return GNUTLS_E_INTERNAL_ERROR;
     }
 
     return 0;
@@ -688,6 +868,9 @@ gn_tls_session_create(gn_conn_t *c)
     gnutls_transport_set_pull_function(s, gn_tls_pull);
     gnutls_transport_set_pull_timeout_function(s, gn_tls_pull_timeout);
     gnutls_transport_set_vec_push_function(s, gn_tls_push);
+    gnutls_handshake_set_hook_function(s, GNUTLS_HANDSHAKE_CLIENT_HELLO,
+                                       GNUTLS_HOOK_PRE,
+                                       gn_tls_client_hello_hook);
     gnutls_handshake_set_post_client_hello_function(s,
                                                     gn_tls_post_client_hello);
     (void) gnutls_alpn_set_protocols(s, &h11, 1,

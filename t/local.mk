@@ -90,6 +90,7 @@ GN_INTEG_TESTS = \
     %reldir%/integ/25-tls-stapling.t \
     %reldir%/integ/26-tls-testssl.t \
     %reldir%/integ/27-tls-transport.t \
+    %reldir%/integ/28-tls-key-share.t \
     %reldir%/integ/30-rewrite.t \
     %reldir%/integ/31-access.t \
     %reldir%/integ/32-access-log.t \
