@@ -95,6 +95,7 @@ typedef struct {
     unsigned          drained:1;    /* in's recv() emptied the socket */
     unsigned          more:1;       /* more follows at once: MSG_MORE */
     unsigned          peeked:1;     /* first byte checked: it is TLS */
+    unsigned          tickets:2;    /* TLS 1.3 session tickets due */
     unsigned          nshares:3;
     uint16_t          shares[GN_TLS_SHARES];  /* key share groups of the
                                                  last ClientHello */
@@ -829,6 +830,16 @@ gn_tls_post_client_hello(gnutls_session_t session)
 }
 
 
+static int
+gn_tls_tickets_on(gn_conn_t *c)
+{
+    gn_tls_srv_t    *ts = c->listen->default_srv->tls;
+    gn_tls_cycle_t  *tc = gn_cycle->tls;
+
+    return ts->tickets && tc->ticket_key.size != 0;
+}
+
+
 static gn_int_t
 gn_tls_session_create(gn_conn_t *c)
 {
@@ -847,7 +858,10 @@ gn_tls_session_create(gn_conn_t *c)
     t->lctx = lctx;
     c->tls = t;
 
-    rc = gnutls_init(&s, GNUTLS_SERVER | GNUTLS_NONBLOCK | GNUTLS_NO_SIGNAL);
+    /* TLS 1.3 tickets are sent by gn_tls_tickets(), not by GnuTLS at the
+     * end of the handshake */
+    rc = gnutls_init(&s, GNUTLS_SERVER | GNUTLS_NONBLOCK | GNUTLS_NO_SIGNAL
+                         | GNUTLS_NO_AUTO_SEND_TICKET);
     if (rc != GNUTLS_E_SUCCESS) {
         gn_log_error(GN_LOG_CRIT, &c->log, 0, "gnutls_init() failed: %s",
                      gnutls_strerror(rc));
@@ -888,7 +902,7 @@ gn_tls_session_create(gn_conn_t *c)
 
     /* tickets follow the default server's setting (the decision has to
      * be made before SNI is known) */
-    if (ts->tickets && tc->ticket_key.size) {
+    if (gn_tls_tickets_on(c)) {
         rc = gnutls_session_ticket_enable_server(s, &tc->ticket_key);
         if (rc != GNUTLS_E_SUCCESS) {
             gn_log_error(GN_LOG_CRIT, &c->log, 0, "gnutls_session_ticket_"
@@ -943,12 +957,41 @@ gn_tls_conn_start(gn_conn_t *c)
 }
 
 
+/* Sends the TLS 1.3 session tickets due, MSG_MORE when a record
+ * follows: GN_OK, or GN_AGAIN (call again before any record).  A ticket
+ * that cannot be made costs the client a resumption, not the
+ * connection. */
+static gn_int_t
+gn_tls_tickets(gn_conn_t *c, int more)
+{
+    gn_tls_conn_t  *t = c->tls;
+    int             rc;
+
+    t->more = more;
+    rc = gnutls_session_ticket_send(t->session, t->tickets, 0);
+
+    if (rc == GNUTLS_E_AGAIN || rc == GNUTLS_E_INTERRUPTED) {
+        return GN_AGAIN;
+    }
+
+    t->more = 0;
+    t->tickets = 0;
+
+    if (rc != GNUTLS_E_SUCCESS) {
+        gn_log_error(GN_LOG_INFO, &c->log, 0, "TLS session ticket not "
+                     "sent: %s", gnutls_strerror(rc));
+    }
+
+    return GN_OK;
+}
+
+
 void
 gn_tls_handshake(gn_conn_t *c)
 {
     gn_tls_conn_t  *t = c->tls;
     ssize_t         n;
-    int             rc;
+    int             rc, resumed;
 
     if (!t->peeked) {
         /* the first bytes go to the read-ahead GnuTLS reads from */
@@ -995,11 +1038,26 @@ gn_tls_handshake(gn_conn_t *c)
         return;
     }
 
+    resumed = gnutls_session_is_resumed(t->session);
+
     if (gn_sb_me != NULL) {
-        if (gnutls_session_is_resumed(t->session)) {
+        if (resumed) {
             gn_sb_me->tls_resumed++;
         } else {
             gn_sb_me->tls_full++;
+        }
+    }
+
+    /* TLS 1.3 tickets: two after a full handshake, one after a resumption
+     * (which used one up), as OpenSSL does.  When the request came with
+     * the client's Finished, they leave with the response, in its first
+     * segment; otherwise now, as GnuTLS would have sent them. */
+    if (gnutls_protocol_get_version(t->session) == GNUTLS_TLS1_3
+        && gn_tls_tickets_on(c))
+    {
+        t->tickets = resumed ? 1 : 2;
+        if (t->in_pos == t->in_end) {
+            (void) gn_tls_tickets(c, 0);
         }
     }
 
@@ -1385,6 +1443,10 @@ gn_tls_writev(gn_conn_t *c, struct iovec *iov, int n, int more)
         return 0;
     }
 
+    if (t->tickets && gn_tls_tickets(c, 1) == GN_AGAIN) {
+        return GN_AGAIN;
+    }
+
     max = gn_tls_record_max(t);
 
     if (n == 1 || iov[0].iov_len >= max) {
@@ -1420,6 +1482,9 @@ gn_tls_sendfile(gn_conn_t *c, int fd, off_t *off, size_t len)
 
     if (t->out_len != 0) {
         n = gn_tls_flush(c, NULL, 0);
+
+    } else if (t->tickets && gn_tls_tickets(c, 1) == GN_AGAIN) {
+        return GN_AGAIN;
 
     } else {
         n = pread(fd, gn_tls_gather, gn_min(len, gn_tls_record_max(t)), *off);

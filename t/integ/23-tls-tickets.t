@@ -42,6 +42,7 @@ server {
 }
 EOF
     $t->write_file('html/index.html', "ticket\n");
+    $t->write_file('html/big.html', 'x' x 100000);
     return $t;
 }
 
@@ -100,6 +101,38 @@ my $r = GnTLS::gnutls_cli($t, resume => 1);
 ok($r->{resumed}, 'gnutls-cli --resume --waitresumption: resumed (TLS 1.3)')
     or diag($r->{all});
 is($r->{status}, 200, 'gnutls-cli resumed: 200');
+
+# How many TLS 1.3 tickets, and when: two after a full handshake, one
+# after a resumption (which used one); right after the handshake when no
+# request came with the client's Finished, else with the first response.
+sub nst { return scalar(() = $_[0]->{out} =~ /^<<< .*NewSessionTicket/mg); }
+
+my $cs = $t->testdir . '/count.sess';
+$r = GnTLS::s_client($t, tls => '1.3', sess_out => $cs, args => ['-msg']);
+is(nst($r), 2, 'TLS 1.3: two tickets after a full handshake')
+    or diag($r->{all});
+$r = GnTLS::s_client($t, tls => '1.3', sess_in => $cs, args => ['-msg']);
+is($r->{reused}, 1, 'TLS 1.3: resumed with one of them');
+is(nst($r), 1, 'TLS 1.3: one ticket after a resumption');
+$r = GnTLS::s_client($t, tls => '1.3', args => ['-msg'],
+                     shell_stdin => 'sleep 1');
+is(nst($r), 2, 'TLS 1.3: the tickets come without a request too');
+
+# Finished and the request in one segment (a relay holds the client's
+# bytes 0.2 s): the tickets leave with the response.
+my $rpid = GnTLS::relay($t->port(1), $t->port(0), coalesce => 0.2);
+$r = GnTLS::s_client($t, port => $t->port(1), tls => '1.3', sess_out => $cs,
+                     args => ['-msg']);
+is($r->{status}, 200, 'TLS 1.3, request with the Finished: 200');
+is(nst($r), 2, 'TLS 1.3, request with the Finished: two tickets');
+$r = GnTLS::s_client($t, port => $t->port(1), tls => '1.3', sess_in => $cs,
+                     args => ['-msg'], path => '/big.html');
+is($r->{reused}, 1, 'TLS 1.3, request with the Finished: resumed');
+is(nst($r), 1, 'TLS 1.3, request with the Finished: one ticket after it');
+is(length($r->{body} // ''), 100000,
+   'TLS 1.3, request with the Finished: a file of 100000 bytes after it');
+kill('TERM', $rpid);
+waitpid($rpid, 0);
 
 # ---- TLS 1.2 tickets --------------------------------------------------------
 

@@ -21,7 +21,7 @@ use warnings;
 
 use Test::More;
 use IO::Socket::INET;
-use Socket qw(IPPROTO_TCP TCP_NODELAY);
+use Socket qw(IPPROTO_TCP);
 use Time::HiRes qw(sleep time);
 use GnTest;
 use GnTLS;
@@ -154,58 +154,9 @@ for my $v ('TLSv1_2', 'TLSv1_3') {
     $s->close(SSL_no_shutdown => 1);
 }
 
-# A relay between a TLS client and the server that passes the client's
-# bytes on one per TCP segment (the server's back as they come): every
-# record, handshake or request, arrives cut at every byte.
-sub relay
-{
-    my ($listen_port, $delay) = @_;
-    my $l = IO::Socket::INET->new(LocalAddr => '127.0.0.1',
-                                  LocalPort => $listen_port, Listen => 5,
-                                  ReuseAddr => 1, Proto => 'tcp')
-        or die "relay listen: $!";
-    my $pid = fork();
-    die "fork: $!" unless defined $pid;
-    if ($pid) {
-        close $l;
-        return $pid;
-    }
-    $SIG{ALRM} = sub { POSIX::_exit(0) };
-    alarm(GnTest::slow(60));
-    while (my $c = $l->accept) {
-        my $u = IO::Socket::INET->new(PeerAddr => '127.0.0.1',
-                                      PeerPort => $port, Proto => 'tcp')
-            or last;
-        setsockopt($u, IPPROTO_TCP, TCP_NODELAY, 1);
-        setsockopt($c, IPPROTO_TCP, TCP_NODELAY, 1);
-        my ($rin, $open) = ('', 2);
-        vec($rin, fileno($c), 1) = 1;
-        vec($rin, fileno($u), 1) = 1;
-        while ($open == 2) {
-            select(my $rout = $rin, undef, undef, undef);
-            if (vec($rout, fileno($c), 1)) {
-                my $k = sysread($c, my $b, 4096);
-                if (!$k) { shutdown($u, 1); $open--; last; }
-                for my $i (0 .. length($b) - 1) {
-                    syswrite($u, substr($b, $i, 1)) or last;
-                    sleep($delay);
-                }
-            }
-            if (vec($rout, fileno($u), 1)) {
-                my $k = sysread($u, my $b, 65536);
-                if (!$k) { $open--; last; }
-                syswrite($c, $b);
-            }
-        }
-        close $c;
-        close $u;
-    }
-    POSIX::_exit(0);
-}
-
-require POSIX;
+# Through a relay that passes the client's bytes on one per TCP segment.
 my $rport = $t->port(1);
-my $rpid = relay($rport, 0.001);
+my $rpid = GnTLS::relay($rport, $port, bytes => 0.001);
 
 for my $v ('TLSv1_2', 'TLSv1_3') {
     my $s = tls_connect(version => $v, port => $rport);

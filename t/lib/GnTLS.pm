@@ -16,6 +16,7 @@ package GnTLS;
 #   GnTLS::wait_lines($t, $file, $n, $timeout)
 #   GnTLS::reload($t, $n, @old)   SIGHUP, wait for n new children
 #   GnTLS::finish($t)         ->done without done_testing (several servers)
+#   GnTLS::relay($listen, $to, %o)  a TCP relay process (see below)
 #
 # The access log format the tests use (LOG_FORMAT below):
 #   $pid $tls_protocol $tls_cipher $tls_resumed $tls_sni $status $request
@@ -32,6 +33,9 @@ use File::Spec;
 use File::Temp qw(tempdir);
 use Time::HiRes qw(time sleep);
 use Digest::MD5 qw(md5_hex);
+use IO::Socket::INET;
+use Socket ();
+use POSIX ();
 use GnTest;
 
 our $LOG_FORMAT = q{log_format tls '$pid $tls_protocol $tls_cipher }
@@ -355,6 +359,77 @@ sub finish
     }
     alarm($left > 0 ? $left : GnTest::slow(60));
     return $t;
+}
+
+
+# A relay process between a client and 127.0.0.1:$to, listening on
+# 127.0.0.1:$listen, that reshapes the client's bytes (the server's pass
+# back as they come), for the connections it accepts within 60 s:
+#   bytes => $delay     each byte its own TCP segment, $delay s apart:
+#                       every record arrives cut at every byte
+#   coalesce => $wait   what arrives within $wait s of a first byte
+#                       leaves in one write: records the client sent
+#                       one after the other reach the server together
+# Returns the pid (kill TERM and waitpid it).
+sub relay
+{
+    my ($listen, $to, %o) = @_;
+    my $l = IO::Socket::INET->new(LocalAddr => '127.0.0.1',
+                                  LocalPort => $listen, Listen => 5,
+                                  ReuseAddr => 1, Proto => 'tcp')
+        or die "relay listen: $!";
+    my $pid = fork();
+    die "fork: $!" unless defined $pid;
+    if ($pid) {
+        close $l;
+        return $pid;
+    }
+    $SIG{ALRM} = sub { POSIX::_exit(0) };
+    alarm(GnTest::slow(60));
+    while (my $c = $l->accept) {
+        my $u = IO::Socket::INET->new(PeerAddr => '127.0.0.1',
+                                      PeerPort => $to, Proto => 'tcp')
+            or last;
+        setsockopt($u, Socket::IPPROTO_TCP(), Socket::TCP_NODELAY(), 1);
+        setsockopt($c, Socket::IPPROTO_TCP(), Socket::TCP_NODELAY(), 1);
+        my ($rin, $open) = ('', 2);
+        vec($rin, fileno($c), 1) = 1;
+        vec($rin, fileno($u), 1) = 1;
+        while ($open == 2) {
+            select(my $rout = $rin, undef, undef, undef);
+            if (vec($rout, fileno($c), 1)) {
+                my $k = sysread($c, my $b, 65536);
+                if (!$k) { shutdown($u, 1); $open--; last; }
+                if (defined $o{bytes}) {
+                    for my $i (0 .. length($b) - 1) {
+                        syswrite($u, substr($b, $i, 1)) or last;
+                        sleep($o{bytes});
+                    }
+                    next;
+                }
+                if (defined $o{coalesce}) {
+                    my $cin = '';
+                    vec($cin, fileno($c), 1) = 1;
+                    my $end = time() + $o{coalesce};
+                    while ((my $left = $end - time()) > 0) {
+                        last unless select(my $cout = $cin, undef, undef,
+                                           $left);
+                        my $m = sysread($c, $b, 65536, length $b);
+                        last unless $m;
+                    }
+                }
+                syswrite($u, $b);
+            }
+            if (vec($rout, fileno($u), 1)) {
+                my $k = sysread($u, my $b, 65536);
+                if (!$k) { $open--; last; }
+                syswrite($c, $b);
+            }
+        }
+        close $c;
+        close $u;
+    }
+    POSIX::_exit(0);
 }
 
 
