@@ -582,10 +582,8 @@ gn_conn_buf_get(gn_conn_t *c)
 
     size = c->listen->default_srv->loc->client_max_header_size;
 
-    if (gn_buf_free != NULL && gn_buf_size == size) {
-        b = gn_buf_free;
-        memcpy(&gn_buf_free, b, sizeof(u_char *));
-    } else {
+    b = gn_buf_size == size ? gn_free_list_pop(&gn_buf_free) : NULL;
+    if (b == NULL) {
         b = malloc(size);
         if (b == NULL) {
             gn_log_error(GN_LOG_CRIT, &c->log, errno, "malloc(%zu) failed",
@@ -611,8 +609,7 @@ gn_conn_buf_put(gn_conn_t *c)
 
     if (gn_buf_free == NULL || gn_buf_size == c->buf_size) {
         gn_buf_size = c->buf_size;
-        memcpy(c->buf, &gn_buf_free, sizeof(u_char *));
-        gn_buf_free = c->buf;
+        gn_free_list_push(&gn_buf_free, c->buf);
     } else {
         free(c->buf);
     }

@@ -62,4 +62,24 @@ void *gn_pcalloc(gn_pool_t *pool, size_t size);   /* aligned, zeroed */
  * Returns NULL when out of memory. */
 gn_pool_cleanup_t *gn_pool_cleanup_add(gn_pool_t *pool, size_t size);
 
+/* A free list of malloc()ed buffers of one size, linked through their
+ * first bytes (each holds at least a pointer): the head, or NULL. */
+static inline u_char *
+gn_free_list_pop(u_char **head)
+{
+    u_char  *b = *head;
+
+    if (b != NULL) {
+        memcpy(head, b, sizeof(u_char *));
+    }
+    return b;
+}
+
+static inline void
+gn_free_list_push(u_char **head, u_char *b)
+{
+    memcpy(b, head, sizeof(u_char *));
+    *head = b;
+}
+
 #endif /* GN_CORE_POOL_H_INCLUDED */

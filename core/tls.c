@@ -1164,13 +1164,9 @@ gn_tls_in_get(void)
 {
     u_char  *b;
 
-    if (gn_tls_in_free != NULL) {
-        b = gn_tls_in_free;
-        memcpy(&gn_tls_in_free, b, sizeof(u_char *));
-        return b;
-    }
+    b = gn_free_list_pop(&gn_tls_in_free);
 
-    return malloc(GN_TLS_INBUF);
+    return b != NULL ? b : malloc(GN_TLS_INBUF);
 }
 
 
@@ -1178,8 +1174,7 @@ static void
 gn_tls_in_put(gn_tls_conn_t *t)
 {
     if (t->in != NULL) {
-        memcpy(t->in, &gn_tls_in_free, sizeof(u_char *));
-        gn_tls_in_free = t->in;
+        gn_free_list_push(&gn_tls_in_free, t->in);
         t->in = NULL;
     }
 

@@ -27,6 +27,25 @@ record_cleanup(void *data)
 
 
 static void
+test_free_list(void)
+{
+    u_char  *head = NULL, *a, *b;
+
+    a = malloc(64);
+    b = malloc(64);
+    ok(gn_free_list_pop(&head) == NULL, "free list: empty pops NULL");
+    gn_free_list_push(&head, a);
+    gn_free_list_push(&head, b);
+    ok(gn_free_list_pop(&head) == b, "free list: last in, first out");
+    ok(gn_free_list_pop(&head) == a, "free list: then the one before");
+    ok(gn_free_list_pop(&head) == NULL && head == NULL,
+       "free list: empty again");
+    free(a);
+    free(b);
+}
+
+
+static void
 test_pool(void)
 {
     gn_pool_t          *pool;
@@ -211,6 +230,7 @@ int
 main(void)
 {
     test_pool();
+    test_free_list();
     test_numbers();
     test_timers();
     test_addr_text();
