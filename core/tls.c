@@ -173,9 +173,9 @@ gn_tls_group_code(const char *name)
 /* ts->gprio[]: the priority string prio (already ts->prio) with each of
  * its groups in turn moved first.  GnuTLS, when the server's preference
  * rules, picks the server's first group the client supports and sends a
- * HelloRetryRequest when the client's key share is for another (a GnuTLS
- * client with its default priority offers P-256 first): a round trip
- * and a second ClientHello for a group we would have taken as well. */
+ * HelloRetryRequest when the client's key share is for another (OpenSSL
+ * told "-groups P-256:X25519" sends one P-256 share): a round trip and a
+ * second ClientHello for a group we would have taken as well. */
 static gn_int_t
 gn_tls_group_prios(gn_pool_t *pool, gn_tls_srv_t *ts, const char *prio,
     char *err, size_t errlen)
