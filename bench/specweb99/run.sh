@@ -267,9 +267,17 @@ EOF
 # the same interval: a noise marker, as in bench/static.sh.
 probe()
 {
-    local run=$1 srv=$2 n=$3 out lpid t0 t1 w0 w1 c0 c1 v
+    local run=$1 srv=$2 n=$3 out lpid t0 t1 c0 c1 v
     shift 3
     out=$work/probe-$run-$n.out
+    # the post log starts empty, as SPEC's Reset leaves it (under the
+    # module's lock): the load generator Fetches all of it before and
+    # after the probe, and a log kept from probe to probe grows without
+    # end (a gigabyte after a few days of runs on one ROOT)
+    if [ -f "$root/post.log" ]; then
+        flock "$root/post.log" sh -c 'printf "%10d\n" 0 >"$1"' sh \
+            "$root/post.log"
+    fi
     taskset -c "$client_cpus" "$loadgen" -h 127.0.0.1 -C "$root" -n "$n" \
         --rampup "$rampup" --time "$duration" --rampdown "$rampdown" \
         --seed "$seed" --cgi-url "$cgi_url" --procs "$procs" \
@@ -278,10 +286,8 @@ probe()
     sleep "$rampup"
     c0=$(cpu0_busy)
     t0=$(tree_ticks "${pid[$srv]}")
-    w0=$(date +%s.%N)
     sleep "$duration"
     t1=$(tree_ticks "${pid[$srv]}")
-    w1=$(date +%s.%N)
     c1=$(cpu0_busy)
     wait "$lpid"
     v=$(perl -e '
