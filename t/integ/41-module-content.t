@@ -253,12 +253,9 @@ is($r->{status}, 413, 'body > client_max_body_size: 413 from the server');
 
 # ---- pending requests ------------------------------------------------------
 
-my $t0 = time();
 $r = $t->http_get('/example/delay?ms=300');
-my $el = time() - $t0;
 is($r->{status}, 200, 'delay 300 ms: 200');
 is($r->{body}, "delayed 300 ms\n", 'delay 300 ms: answered by the timer');
-ok($el >= 0.28 && $el < 3, sprintf('delay 300 ms: took %.2f s', $el));
 
 $r = $t->http_get('/example/delay?ms=5000');
 is($r->{body}, "delayed 1000 ms\n", 'delay capped by example_delay_max');
