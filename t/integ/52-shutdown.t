@@ -1,8 +1,10 @@
 #!/usr/bin/perl
 
 # QUIT lets a slow in-flight response finish, refuses new connections and
-# exits within shutdown_timeout; TERM exits at once even with an idle
-# keep-alive connection open.
+# exits when it is done; a client that stops reading is cut off at
+# shutdown_timeout; TERM exits even with an idle keep-alive connection
+# open.  Durations are bounded, never asserted (only the lower bound of
+# the wait for shutdown_timeout).
 
 use strict;
 use warnings;
@@ -114,10 +116,12 @@ ok($body eq $big, 'body content intact');
 undef $body;
 undef $buf;
 
-ok($t->wait_exit($shutdown_timeout + 2),
-   'master exited within shutdown_timeout');
-my $elapsed = time() - $quit;
-ok($elapsed < $shutdown_timeout + 2, sprintf('exit after %.1f s', $elapsed));
+# How long the exit takes is not checked (a loaded machine may be slow);
+# that it came when the response was done, not at shutdown_timeout, is:
+# the child says so when the timeout closes connections.
+ok($t->wait_exit(GnTest::slow(60)), 'master exited after the response');
+unlike($t->error_log, qr/shutdown timeout/,
+       '... not at shutdown_timeout (no connections closed by it)');
 is($t->exit_status, 0, 'master exit status 0');
 ok(!-e $t->pid_file, 'pid file removed');
 like($t->error_log, qr/\[notice\] $m#-: gracefully shutting down/,
@@ -139,10 +143,10 @@ my $r = $t->read_response($ka, \$kbuf);
 is($r->{status}, 200, 'keep-alive connection open and idle');
 
 my @kids = $t->children;
-my $term = time();
 ok($t->signal('TERM'), 'TERM');
-ok($t->wait_exit(2), 'exited within 2 s of TERM');
-ok(time() - $term < 2, sprintf('TERM exit after %.2f s', time() - $term));
+ok($t->wait_exit(GnTest::slow(10)), 'exited after TERM');
+like($t->error_log, qr/\[notice\] $m#-: shutting down/,
+     '"shutting down" notice (not graceful)');
 my ($rest, $closed) = $t->read_until_close($ka, 2);
 ok($closed, 'idle keep-alive connection closed');
 close $ka;
@@ -175,12 +179,13 @@ like($first, qr{^HTTP/1\.1 200 }, 'stalled download started');
 # the client reads nothing more: the child cannot finish this response
 my $q2 = time();
 ok($t->signal('QUIT'), 'QUIT with a stalled download');
-ok($t->wait_exit(6), 'master exited although the client never read');
+ok($t->wait_exit(GnTest::slow(30)),
+   'master exited although the client never read');
 my $took = time() - $q2;
+# a lower bound only: a slow machine makes the wait longer, never shorter
 ok($took >= 1.5, sprintf('it waited for shutdown_timeout (%.1f s)', $took));
-ok($took < 6, sprintf('and no longer than the bound (%.1f s)', $took));
 like($t->error_log, qr/\[warn\] \d+#\d+: shutdown timeout: closing 1 connections/,
-     'child reports the connection it closed at the timeout');
+     'the child closed the connection at shutdown_timeout');
 close $stall;
 $t->stop;
 is_deeply([$t->leftovers], [], 'no child left after the bounded stop');
