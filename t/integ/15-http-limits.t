@@ -125,7 +125,6 @@ is($served_body, $small, 'slowloris: the normal client gets the body');
 
 my $closed = wait_closed(\@conns, 6);
 is($closed, 200, 'slowloris: all 200 closed after client_header_timeout');
-ok(time() - $start < 9, 'slowloris: closed within the bound');
 close $_ for @conns;
 @conns = ();
 

@@ -10,7 +10,6 @@ use strict;
 use warnings;
 
 use Test::More;
-use Time::HiRes qw(time);
 use GnTest;
 
 my $t = GnTest->new;
@@ -118,12 +117,10 @@ is("$s $b", '418 short and stout', 'return CODE TEXT');
 # a catastrophic pattern: 500 quickly, the child lives on
 my $kids = join(',', $t->children);
 $from = length $t->error_log;
-my $t0 = time();
 ($s) = body_of('/bomb/' . ('a' x 40) . 'b');
-my $took = time() - $t0;
 is($s, 500, 'catastrophic backtracking: 500');
-ok($took < 2, sprintf('answered without stalling (%.3f s)', $took));
-ok($t->wait_log(qr/match limit exceeded/, 3, undef, $from), 'logged');
+ok($t->wait_log(qr/match limit exceeded/, 3, undef, $from),
+   'logged: stopped by the match limit, not run to the end');
 is((body_of('/index.html'))[0], 200, 'the child keeps serving');
 is(join(',', $t->children), $kids, 'same child');
 

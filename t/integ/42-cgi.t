@@ -256,15 +256,15 @@ ok(substr($r->{body}, -1024, 8) eq '00005120'
     my $got = read_until($s, qr/first\n/, 5);
     my $dt = time() - $t0;
     like($got, qr/\r\n\r\n.*first\n/s, 'streaming: first line arrives');
-    ok($dt < 5 && $got !~ /second/, 'streaming: before the script ends')
+    ok($got !~ /second/, 'streaming: before the script ends')
         or diag(sprintf("after %.2f s", $dt));
 
-    # the child's loop is free meanwhile
-    my $t1 = time();
+    # the child's loop is free meanwhile: a static file is answered before
+    # the script's second line (order, not time)
     my $st = $t->http_get('/static.txt');
     is($st->{body}, "static file\n", 'static file while a script sleeps');
-    ok(time() - $t1 < 1.5, 'static file: answered promptly')
-        or diag(sprintf("after %.2f s", time() - $t1));
+    $got .= read_until($s, qr/second\n/, 0.05);
+    ok($got !~ /second/, 'static file: answered before the script went on');
 
     $got .= read_until($s, qr/second\n/, 10);
     like($got, qr/first\n.*second\n/s, 'streaming: second line');
@@ -325,11 +325,9 @@ is($t->http_get('/cgi/')->{status}, 403, 'a directory: 403');
 # ---- the time limit --------------------------------------------------------
 
 {
-    my $t0 = time();
     $off = length $t->error_log;
     $r = $t->http_get('/cgit/hang.cgi', timeout => 10);
     is($r->{status}, 504, 'time limit: 504');
-    ok(time() - $t0 < 5, 'time limit: within 5 s');
     ok($t->wait_log(qr/hang\.cgi" timed out after 1000 ms/, 5, undef, $off),
        'time limit: logged');
     my $pid = script_pid('hang.cgi', $off);

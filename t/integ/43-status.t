@@ -294,7 +294,6 @@ is_deeply(\@ts, [ sort { $a <=> $b } @ts ], 'history: oldest first');
 ok(@h && $h[-1]{requests} >= $sent && $h[-1]{children} == 2,
    'history: the newest sample has the totals')
     or diag(explain($h[-1]));
-ok(@h && time() - $h[-1]{t} < 3, 'history: the newest sample is recent');
 
 $r = $t->http_get('/status');
 is($r->{status}, 200, 'html: 200');
