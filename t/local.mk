@@ -28,6 +28,7 @@ GN_UNIT_TESTS = \
     %reldir%/unit/test_http_parse \
     %reldir%/unit/test_http_cond \
     %reldir%/unit/test_tls_scache \
+    %reldir%/unit/test_file_cache \
     %reldir%/unit/test_regex \
     %reldir%/unit/test_access \
     %reldir%/unit/test_htpasswd \
@@ -54,6 +55,9 @@ check_PROGRAMS += $(GN_UNIT_TESTS)
 %canon_reldir%_unit_test_tls_scache_SOURCES = %reldir%/unit/test_tls_scache.c %reldir%/tap.c %reldir%/tap.h
 %canon_reldir%_unit_test_tls_scache_CFLAGS = $(GN_UNIT_CFLAGS)
 %canon_reldir%_unit_test_tls_scache_LDADD = $(GN_UNIT_LDADD)
+%canon_reldir%_unit_test_file_cache_SOURCES = %reldir%/unit/test_file_cache.c %reldir%/tap.c %reldir%/tap.h
+%canon_reldir%_unit_test_file_cache_CFLAGS = $(GN_UNIT_CFLAGS)
+%canon_reldir%_unit_test_file_cache_LDADD = $(GN_UNIT_LDADD)
 %canon_reldir%_unit_test_regex_SOURCES = %reldir%/unit/test_regex.c %reldir%/tap.c %reldir%/tap.h
 %canon_reldir%_unit_test_regex_CFLAGS = $(GN_UNIT_CFLAGS)
 %canon_reldir%_unit_test_regex_LDADD = $(GN_UNIT_LDADD)
