@@ -1022,15 +1022,16 @@ sw_post_body(const gn_api_t *api, gn_request_t *r, const unsigned char *data,
 }
 
 
-static int
-sw_post(const gn_api_t *api, gn_request_t *r, sw_conf_t *cf)
+/* The state of a request that outlives its handler call (a POST body, a
+ * Reset's work), in the request's memory. */
+static sw_ctx_t *
+sw_ctx_new(const gn_api_t *api, gn_request_t *r, sw_conf_t *cf)
 {
-    int64_t    last;
     sw_ctx_t  *ctx;
 
     ctx = api->request_alloc(r, sizeof(sw_ctx_t));
     if (ctx == NULL) {
-        return GN_ERROR;
+        return NULL;
     }
 
     memset(ctx, 0, sizeof(sw_ctx_t));
@@ -1038,6 +1039,21 @@ sw_post(const gn_api_t *api, gn_request_t *r, sw_conf_t *cf)
     ctx->r = r;
     ctx->conf = cf;
     ctx->fd = -1;
+
+    return ctx;
+}
+
+
+static int
+sw_post(const gn_api_t *api, gn_request_t *r, sw_conf_t *cf)
+{
+    int64_t    last;
+    sw_ctx_t  *ctx;
+
+    ctx = sw_ctx_new(api, r, cf);
+    if (ctx == NULL) {
+        return GN_ERROR;
+    }
 
     (void) sw_cookie(api, r, &ctx->user, &last);
     if (ctx->user < 0 || ctx->user > 2147483647) {
@@ -1433,16 +1449,10 @@ sw_reset(const gn_api_t *api, gn_request_t *r, sw_conf_t *cf)
     gn_str_t   q;
     sw_ctx_t  *ctx;
 
-    ctx = api->request_alloc(r, sizeof(sw_ctx_t));
+    ctx = sw_ctx_new(api, r, cf);
     if (ctx == NULL) {
         return GN_ERROR;
     }
-
-    memset(ctx, 0, sizeof(sw_ctx_t));
-    ctx->api = api;
-    ctx->r = r;
-    ctx->conf = cf;
-    ctx->fd = -1;
 
     q = api->query(r);
     q.data += 14;      /* "command/Reset&" */
