@@ -142,6 +142,17 @@ gn_http_module_run(gn_http_request_t *r)
     case GN_DECLINED:
         if (!r->streaming && r->nsegs <= 1 && !r->finished) {
             r->module = NULL;                 /* static files serve it */
+            break;
+        }
+
+        /* A response begun cannot go to the static files; left as it
+         * was, the request waited for a finish() that never came. */
+        if (!r->finished) {
+            gn_log_error(GN_LOG_ERR, &r->c->log, 0, "module \"%s\" declined "
+                         "the request after writing to its response",
+                         mod->desc->name);
+            r->finished = 1;
+            r->error_status = 500;
         }
         break;
 

@@ -90,7 +90,8 @@ typedef struct {
 /*
  * Hook results: GN_OK (done), GN_AGAIN (pending: finish later),
  * GN_DECLINED (not mine: the request goes on as if the hook were not
- * there), GN_ERROR (a 500), or an HTTP status from 400 to 599 (the server
+ * there; a handler declines before it writes anything, or the request
+ * gets a 500), GN_ERROR (a 500), or an HTTP status from 400 to 599 (the server
  * answers with it). init hooks return GN_OK or GN_ERROR (the server does
  * not start, or the child exits).
  */

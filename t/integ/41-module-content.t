@@ -130,6 +130,7 @@ my $bigf = join('', map { chr(($_ * 13 + $_ / 251) % 256) } 0 .. 199_999);
 $t->write_file('data/small.bin', $small);
 $t->write_file('data/big.bin', $bigf);
 $t->write_file('data/inplace.bin', 'a' x 64);
+$t->write_file('html/_t/decline', "static, not t_info\n");
 $t->run;
 my @kids = $t->wait_children(2, 5);
 is(scalar @kids, 2, '2 children');
@@ -148,6 +149,39 @@ is($r->{status}, 200, 'HEAD /example/: 200');
 $r = $t->http_get('/example/', method => 'DELETE');
 is($r->{status}, 405, 'DELETE /example/: 405 from the handler');
 is($r->{headers}{allow}, 'GET, HEAD', 'Allow set by the handler');
+
+# ---- a handler that declines -----------------------------------------------
+
+# GN_DECLINED: the request goes on as if the handler were not there, to
+# the static files.
+$r = $t->http_get('/_t/decline');
+is($r->{status}, 200, 'declined: 200');
+is($r->{body}, "static, not t_info\n", 'declined: the static file served');
+ok(defined $r->{headers}{etag} && !defined $r->{headers}{'cache-control'},
+   'declined: the static handler\'s headers, none of the module\'s');
+is($t->http_get('/_t/nothing/decline')->{status}, 404,
+   'declined, no such file: 404 from the static files');
+{
+    # a body the module never read: discarded, the connection goes on
+    my $s = $t->connect;
+    my $b = '';
+    $t->write_all($s, $t->request('/_t/decline', method => 'POST',
+                                  body => 'x' x 5000, keepalive => 1)
+                      . $t->request('/_t/info', keepalive => 1));
+    my $x = $t->read_response($s, \$b);
+    is($x->{status}, 405, 'declined POST: the static files\' 405');
+    $x = $t->read_response($s, \$b);
+    like($x->{body} // '', qr/"uri":"\/_t\/info"/,
+         'declined POST: its body discarded, the next request served');
+    close $s;
+}
+my $log_from = length $t->error_log;
+$r = $t->http_get('/_t/decline-late');
+is($r->{status}, 500, 'declined after writing: 500');
+unlike($r->{body}, qr/half a response/, '... without the half response');
+my $late = 'module "t_info" declined the request after writing to its response';
+ok($t->wait_log(qr/\[error\] .*\Q$late\E/, 5, undef, $log_from),
+   '... and the module named in the error log');
 
 # ---- request info ----------------------------------------------------------
 

@@ -14,6 +14,9 @@
  * init_master and init_child log at notice ("t_info: init_master pid P",
  * "t_info: init_child slot S pid P") so that tests can count them; each
  * child also reports how many times its init_child ran ("init_child").
+ * A URI ending in "/decline" is declined (the static files serve it);
+ * one ending in "/decline-late" is declined after a line was written (a
+ * module's bug, which the server answers with a 500).
  * The directives t_info_* (one of each type; t_info_main_only is allowed
  * at the main level only) are echoed so that tests can check parsing and
  * inheritance.
@@ -175,12 +178,31 @@ t_info_live(const gn_api_t *api)
 
 
 static int
+t_info_ends_with(gn_str_t s, const char *tail)
+{
+    size_t  n = strlen(tail);
+
+    return s.len >= n && memcmp(s.data + s.len - n, tail, n) == 0;
+}
+
+
+static int
 t_info_handler(const gn_api_t *api, gn_request_t *r)
 {
     t_info_conf_t      *cf;
     gn_server_stats_t   ss;
 
     cf = api->module_conf(r, &t_info_module);
+
+    /* ".../decline": not ours, the static files serve it; ".../decline-
+     * late": a buggy module that writes, then declines */
+    if (t_info_ends_with(api->uri(r), "/decline")) {
+        return GN_DECLINED;
+    }
+    if (t_info_ends_with(api->uri(r), "/decline-late")) {
+        t_info_printf(api, r, "half a response\n");
+        return GN_DECLINED;
+    }
 
     /* the return value of server_stats is not specified: rely on the
      * zeroed struct */
