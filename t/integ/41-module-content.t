@@ -87,6 +87,10 @@ server {
         handler example;
         example_max_echo 16;
     }
+    location /stuck/ {
+        handler example;
+        send_timeout 300ms;
+    }
     location /_t/ {
         handler t_info;
     }
@@ -405,6 +409,25 @@ sub readable { return IO::Select->new($_[0]{s})->can_read($_[1] // 0); }
     for my $pid (keys %on) {
         close $_->{s} for @{$on{$pid}};
     }
+}
+
+# A module that does not finish within send_timeout: the connection is
+# closed with an error line, the module's timer goes with the request
+# (it would fire 700 ms later, on a request that is gone).
+{
+    my $from = length $t->error_log;
+    my $s = $t->connect;
+    $t->write_all($s, $t->request('/stuck/delay?ms=1000', keepalive => 1));
+    my ($got, $closed) = $t->read_until_close($s, 5);
+    ok($closed && $got eq '', 'module past send_timeout: closed, no response');
+    my $msg = 'timed out, while waiting for a module to finish the response';
+    ok($t->wait_log(qr/\[error\] .*\Q$msg\E/, 5, undef, $from),
+       '... with "timed out, while waiting for a module" in the log');
+    close $s;
+    sleep(1);
+    is($t->http_get('/example/')->{status}, 200,
+       '... and after the timer would have fired, the server serves');
+    is(scalar($t->children), 2, '... no child died');
 }
 
 # A client that goes away while its request is pending: the timer is
