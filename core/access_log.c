@@ -589,6 +589,8 @@ gn_access_log_str(gn_http_request_t *r, gn_log_op_t *op, u_char *p,
     gn_uint_t esc)
 {
     gn_str_t   v[4], *s, none = gn_null_string;
+    u_char     lower[256];
+    size_t     i;
 
     s = &none;
 
@@ -620,7 +622,14 @@ gn_access_log_str(gn_http_request_t *r, gn_log_op_t *op, u_char *p,
         s = &r->head.user_agent;
         break;
     case GN_LV_HOST:
-        s = &r->head.host;
+        v[0] = gn_http_request_host(r);
+        if (v[0].len <= sizeof(lower)) {     /* longer: no DNS name */
+            for (i = 0; i < v[0].len; i++) {
+                lower[i] = gn_tolower(v[0].data[i]);
+            }
+            v[0].data = lower;
+        }
+        s = &v[0];
         break;
     case GN_LV_HTTP_HEADER:
         s = gn_access_log_header(r, &op->text);

@@ -209,21 +209,7 @@ gn_api_variable(gn_request_t *rq, const char *name)
         if (r->srv->names != NULL && r->srv->names->nelts > 0) {
             return ((gn_str_t *) r->srv->names->elts)[0];
         }
-        v = r->head.host;                /* without its port (RFC 3875) */
-        if (v.len > 0 && v.data[0] != '[') {
-            u_char  *colon = memchr(v.data, ':', v.len);
-
-            if (colon != NULL) {
-                v.len = (size_t) (colon - v.data);
-            }
-        } else if (v.len > 0) {
-            u_char  *end = memchr(v.data, ']', v.len);
-
-            if (end != NULL) {
-                v.len = (size_t) (end + 1 - v.data);
-            }
-        }
-        return v;
+        return gn_http_host_name(&r->head.host);   /* no port: RFC 3875 */
     }
     if (strcmp(name, "SERVER_PROTOCOL") == 0) {
         return r->head.version == GN_HTTP_VERSION_10

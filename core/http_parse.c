@@ -872,6 +872,38 @@ gn_http_frame(gn_http_head_t *h, gn_http_frame_t *f)
 }
 
 
+
+gn_str_t
+gn_http_host_name(const gn_str_t *host)
+{
+    gn_str_t   v = *host;
+    u_char    *end;
+
+    if (v.len == 0) {
+        return v;
+    }
+
+    if (v.data[0] == '[') {
+        end = memchr(v.data, ']', v.len);
+        if (end != NULL) {
+            v.len = (size_t) (end + 1 - v.data);
+        }
+        return v;
+    }
+
+    end = memchr(v.data, ':', v.len);
+    if (end != NULL) {
+        v.len = (size_t) (end - v.data);
+    }
+
+    if (v.len > 0 && v.data[v.len - 1] == '.') {
+        v.len--;
+    }
+
+    return v;
+}
+
+
 static gn_int_t
 gn_http_field_host(gn_http_head_t *h, gn_http_frame_t *f, gn_str_t *value)
 {

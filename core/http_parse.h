@@ -118,6 +118,14 @@ gn_http_header_t *gn_http_header_find(const gn_http_head_t *h,
 
 
 /*
+ * The name in a Host value (valid: the parser checked it): without its
+ * port or a trailing dot, case kept. "Example.COM.:8080" gives
+ * "Example.COM", "[::1]:80" gives "[::1]", "" gives "".
+ */
+gn_str_t gn_http_host_name(const gn_str_t *host);
+
+
+/*
  * Path normalisation, before anything touches the file system.
  * Percent-decodes src (a raw path beginning with '/'), removes dot
  * segments (RFC 3986 5.2.4, also when they were %-encoded), merges

@@ -395,15 +395,31 @@ gn_http_host_eq(const gn_str_t *name, const u_char *host, size_t len)
 }
 
 
+gn_str_t
+gn_http_request_host(gn_http_request_t *r)
+{
+    gn_str_t  v;
+
+    v = gn_http_host_name(&r->head.host);
+
+    if (v.len == 0 && r->srv != NULL && r->srv->names != NULL
+        && r->srv->names->nelts > 0)
+    {
+        v = *(gn_str_t *) r->srv->names->elts;
+    }
+
+    return v;
+}
+
+
 /* Name-based virtual hosts: the server whose server_name matches Host
  * (without its port), else the listener's default server. */
 static gn_srv_conf_t *
 gn_http_find_server(gn_conn_t *c, const gn_str_t *host, gn_uint_t *matched)
 {
     gn_srv_conf_t  **psc;
-    gn_str_t        *names;
+    gn_str_t        *names, name;
     gn_uint_t        i, j;
-    size_t           len;
 
     *matched = 0;
     psc = c->listen->servers.elts;
@@ -411,23 +427,7 @@ gn_http_find_server(gn_conn_t *c, const gn_str_t *host, gn_uint_t *matched)
         return c->listen->default_srv;
     }
 
-    len = host->len;
-    if (host->data[0] != '[') {
-        while (len > 0 && host->data[len - 1] >= '0'
-               && host->data[len - 1] <= '9')
-        {
-            len--;
-        }
-        if (len > 0 && host->data[len - 1] == ':') {
-            len--;
-        } else {
-            len = host->len;
-        }
-    }
-
-    if (len > 0 && host->data[len - 1] == '.') {
-        len--;                               /* "example.com." */
-    }
+    name = gn_http_host_name(host);
 
     for (i = 0; i < c->listen->servers.nelts; i++) {
         if (psc[i]->names == NULL) {
@@ -435,7 +435,7 @@ gn_http_find_server(gn_conn_t *c, const gn_str_t *host, gn_uint_t *matched)
         }
         names = psc[i]->names->elts;
         for (j = 0; j < psc[i]->names->nelts; j++) {
-            if (gn_http_host_eq(&names[j], host->data, len)) {
+            if (gn_http_host_eq(&names[j], name.data, name.len)) {
                 *matched = 1;
                 return psc[i];
             }

@@ -84,6 +84,12 @@ struct gn_http_request_s {
 };
 
 
+/* $host, as nginx's (the access log, rewrite): the name the request
+ * asked for without its port, else the server's first name, else "".
+ * In the case it came in: writers put it in lower case. */
+gn_str_t gn_http_request_host(gn_http_request_t *r);
+
+
 /* The module side of a request (api.c calls these). */
 struct gn_api_s;
 gn_int_t gn_http_module_read_body(gn_http_request_t *r, void *cb,

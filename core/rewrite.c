@@ -382,9 +382,10 @@ gn_rw_expand(gn_http_request_t *r, gn_rw_tpl_t *tpl, gn_regex_caps_t *caps,
 {
     gn_rw_part_t  *part;
     gn_uint_t      i, pass;
-    size_t         n, total;
+    size_t         n, k, total;
     u_char        *out, *p;
     const u_char  *s;
+    gn_str_t       host;
 
     out = NULL;
     total = 0;
@@ -420,8 +421,9 @@ gn_rw_expand(gn_http_request_t *r, gn_rw_tpl_t *tpl, gn_regex_caps_t *caps,
                 n = r->uri.len;
                 break;
             case GN_RW_HOST:
-                s = r->head.host.data;
-                n = r->head.host.len;
+                host = gn_http_request_host(r);
+                s = host.data;
+                n = host.len;
                 break;
             case GN_RW_SCHEME:
                 s = (u_char *) (r->c->tls ? "https" : "http");
@@ -435,6 +437,10 @@ gn_rw_expand(gn_http_request_t *r, gn_rw_tpl_t *tpl, gn_regex_caps_t *caps,
 
             if (pass == 0) {
                 total += n;
+            } else if (part[i].type == GN_RW_HOST) {
+                for (k = 0; k < n; k++) {
+                    *p++ = gn_tolower(s[k]);
+                }
             } else if (n > 0) {
                 p = gn_cpymem(p, s, n);
             }

@@ -411,9 +411,11 @@ check('absolute-form with an empty host',
 $r = check('Host is case-insensitive',
            "GET /which.txt HTTP/1.1\r\nHost: OTHER.Test\r\n"
            . "Connection: close\r\n\r\n", 200, body => "second server\n");
-$r = check('Host with a trailing dot',
-           "GET /which.txt HTTP/1.1\r\nHost: other.test.\r\n"
-           . "Connection: close\r\n\r\n", 200);
+for my $h ('other.test.', 'other.test:8080', 'Other.Test.:80') {
+    check("Host $h selects the server by its name",
+          "GET /which.txt HTTP/1.1\r\nHost: $h\r\n"
+          . "Connection: close\r\n\r\n", 200, body => "second server\n");
+}
 $r = check('Host selects the server',
            "GET /which.txt HTTP/1.1\r\nHost: other.test\r\n"
            . "Connection: close\r\n\r\n", 200, body => "second server\n");

@@ -21,6 +21,7 @@ error_log logs/error.log info;
 
 server {
     listen 127.0.0.1:%%PORT_0%%;
+    server_name rw.test;
 
     rewrite ^/old/(\w+)/(\d+)$ /new/$2?name=$1 last;
     rewrite ^/keep/(.*)$ /new/$1 last;
@@ -52,6 +53,8 @@ server {
     location /plain { return https://example.test/plain; }
     location /gone { return 410; }
     location /teapot { return 418 "short and stout"; }
+    location /tohttps/ { return 301 https://$host$request_uri; }
+    location /hostis/ { return 200 "host=$host scheme=$scheme"; }
 }
 EOF_CONF
 
@@ -113,6 +116,20 @@ is("$s " . ($r->{headers}{location} // ''), '302 https://example.test/plain',
 is((body_of('/gone'))[0], 410, 'return 410');
 ($s, $b) = body_of('/teapot');
 is("$s $b", '418 short and stout', 'return CODE TEXT');
+
+# $host as nginx's: lower case, no port, the server's name when none was
+# given -- the https redirect idiom must not carry the plain port along
+$r = $t->http("GET /tohttps/x?y=1 HTTP/1.1\r\nHost: Example.TEST:8080\r\n"
+              . "Connection: close\r\n\r\n");
+is("$r->{status} " . ($r->{headers}{location} // ''),
+   '301 https://example.test/tohttps/x?y=1',
+   'return 301 https://$host$request_uri: no port, lower case');
+$r = $t->http("GET /hostis/ HTTP/1.0\r\n\r\n");
+is($r->{body}, 'host=rw.test scheme=http',
+   '$host without a Host header: the server\'s name');
+$r = $t->http("GET /hostis/ HTTP/1.1\r\nHost: [::1]:8080\r\n"
+              . "Connection: close\r\n\r\n");
+is($r->{body}, 'host=[::1] scheme=http', '$host of an IPv6 literal');
 
 # a catastrophic pattern: 500 quickly, the child lives on
 my $kids = join(',', $t->children);

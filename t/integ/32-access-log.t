@@ -27,12 +27,20 @@ log_format j escape=json
     '"ref":"$http_referer","status":$status,"scheme":"$scheme",'
     '"port":$server_port,"proto":"$server_protocol"}';
 log_format plain '$request_uri|$http_x_foo|$status';
+log_format vars '$request_method|$uri|$args|$host|$server_name|'
+    '$server_protocol|$sent_http_content_type|$bytes_sent|$body_bytes_sent|'
+    '$connection_requests|$request_length|$remote_port|$pid|'
+    '$time_iso8601|$msec';
 
 server {
     listen 127.0.0.1:%%PORT_0%%;
+    server_name logs.test alt.test;
     types { text/html html; }
     access_log logs/access.log;
 
+    location /vars/ {
+        access_log logs/vars.log vars;
+    }
     location /j/ {
         access_log logs/j.log j;
         access_log logs/plain.log plain;
@@ -56,7 +64,7 @@ server {
 }
 EOF_CONF
 
-for my $d (qw(j timed atstop load reopen off)) {
+for my $d (qw(j timed atstop load reopen off vars)) {
     $t->write_file("html/$d/index.html", "$d\n");
 }
 $t->write_file('html/index.html', "index\n");
@@ -97,6 +105,68 @@ my $plain = $t->read_file('logs/plain.log') // '';
 like($plain, qr{^/j/\?x=1\|bar\\x22baz\|200$}m,
      'default escape: \xHH in a header value');
 like($plain, qr{^/j/\?x=2\|-\|200$}m, 'default escape: missing is "-"');
+
+# ---- the other variables, one line each for three requests -----------------
+
+{
+    my @req = ("GET /vars/index.html?a=1&b=2 HTTP/1.1\r\n"
+               . "Host: Logs.TEST.:8080\r\n\r\n",
+               "POST /vars/index.html HTTP/1.1\r\nHost: alt.test\r\n"
+               . "Content-Length: 5\r\n\r\n",
+               "GET /vars/index.html HTTP/1.0\r\n\r\n");
+    my (@resp, @port, $b);
+
+    my $s = $t->connect;
+    $b = '';
+    $t->write_all($s, $req[0]);
+    push @resp, $t->read_response($s, \$b);
+    $t->write_all($s, $req[1] . '12345');
+    push @resp, $t->read_response($s, \$b);
+    push @port, ($s->sockport) x 2;
+    close $s;
+    $s = $t->connect;
+    $t->write_all($s, $req[2]);
+    my ($raw) = $t->read_until_close($s, 5);
+    push @resp, { raw => $raw, body => $raw =~ /\r\n\r\n(.*)\z/s ? $1 : '' };
+    push @port, $s->sockport;
+    close $s;
+
+    ok($t->wait_log(qr/^GET\|.*HTTP\/1\.0/m, 5, 'logs/vars.log'),
+       'vars: three lines written');
+    my @l = map { [split /\|/, $_, -1] } split /\n/,
+            $t->read_file('logs/vars.log') // '';
+    is(scalar @l, 3, 'vars: three lines') or diag(explain(\@l));
+    my %kids = map { $_ => 1 } $t->children;
+    my @want = (
+        [ 'GET', '/vars/index.html', 'a=1&b=2', 'logs.test', 'logs.test',
+          'HTTP/1.1', 'text/html' ],
+        [ 'POST', '/vars/index.html', '-', 'alt.test', 'logs.test',
+          'HTTP/1.1', 'text/html' ],
+        [ 'GET', '/vars/index.html', '-', 'logs.test', 'logs.test',
+          'HTTP/1.0', 'text/html' ],
+    );
+    for my $i (0 .. 2) {
+        my $f = $l[$i] // [];
+        my $n = $i + 1;
+        is_deeply([@$f[0 .. 6]], $want[$i],
+                  "vars $n: method, uri, args, host, server_name, protocol, "
+                  . 'content type');
+        is($f->[7], length($resp[$i]{raw} // ''),
+           "vars $n: \$bytes_sent is what the client got");
+        is($f->[8], length($resp[$i]{body} // ''),
+           "vars $n: \$body_bytes_sent");
+        is($f->[9], $i == 1 ? 2 : 1, "vars $n: \$connection_requests");
+        is($f->[10], length $req[$i], "vars $n: \$request_length (the head)");
+        is($f->[11], $port[$i], "vars $n: \$remote_port");
+        ok($kids{$f->[12] // ''}, "vars $n: \$pid is a child's");
+        like($f->[13] // '',
+             qr/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d$/,
+             "vars $n: \$time_iso8601");
+        ok(($f->[14] // '') =~ /^(\d+\.\d{3})$/ && abs($1 - time()) < 60,
+           "vars $n: \$msec is now, in seconds.milliseconds");
+    }
+    is($resp[1]{status}, 405, 'vars: the POST got the static files\' 405');
+}
 
 # ---- access_log off -------------------------------------------------------
 

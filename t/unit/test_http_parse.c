@@ -896,6 +896,35 @@ test_chunked_limits(void)
 }
 
 
+static void
+test_host_name(void)
+{
+    static const struct {
+        const char  *host;
+        const char  *name;
+    } t[] = {
+        { "example.com", "example.com" },
+        { "Example.COM:8080", "Example.COM" },
+        { "example.com.", "example.com" },
+        { "example.com.:80", "example.com" },
+        { "127.0.0.1:443", "127.0.0.1" },
+        { "[::1]", "[::1]" },
+        { "[::1]:8443", "[::1]" },
+        { "[fe80::1%25eth0]:80", "[fe80::1%25eth0]" },
+        { "", "" },
+    };
+    gn_str_t  h, n;
+    size_t    i;
+
+    for (i = 0; i < gn_nelems(t); i++) {
+        h.data = (u_char *) t[i].host;
+        h.len = strlen(t[i].host);
+        n = gn_http_host_name(&h);
+        is_str(n.data, n.len, t[i].name, "host name of \"%s\"", t[i].host);
+    }
+}
+
+
 int
 main(void)
 {
@@ -918,6 +947,7 @@ main(void)
     diag("%zu chunked cases", gn_nelems(chunk_cases));
 
     test_chunked_limits();
+    test_host_name();
 
     return done_testing();
 }
