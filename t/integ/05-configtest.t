@@ -123,6 +123,73 @@ server {
 EOF_CONF
     'invalid time "5x" in "keepalive_timeout" directive', 4);
 
+# Log formats, access logs, rewrite and return: each mistake named with
+# its line.  main => the lines go before the server block (line 3 on),
+# else into it (line 5 on).
+sub bad_lines
+{
+    my ($name, $main, $lines, $msg, $line) = @_;
+    my $text = "children 1;\nuser %%USER%%;\n";
+
+    $text .= join('', map { "$_\n" } @$lines) if $main;
+    $text .= "server {\n    listen 127.0.0.1:%%PORT_0%%;\n";
+    $text .= join('', map { "    $_\n" } @$lines) unless $main;
+    $text .= "}\n";
+    bad($name, $text, $msg, $line);
+}
+
+my @bad_lines = (
+    [ 'log-var', 1, [ q<log_format f '$nosuch';> ],
+      'unknown variable "$nosuch" in "log_format" directive', 3 ],
+    [ 'log-brace', 1, [ q<log_format f '${uri';> ],
+      'missing "}" after "${uri" in "log_format" directive', 3 ],
+    [ 'log-dollar', 1, [ q<log_format f '$ x';> ],
+      'invalid variable name after "$" in "log_format" directive', 3 ],
+    [ 'log-dup', 1, [ q<log_format f '$uri';>, q<log_format f '$uri';> ],
+      'duplicate log_format "f"', 4 ],
+    [ 'log-builtin', 1, [ q<log_format combined '$uri';> ],
+      'log_format "combined" is built in and cannot be redefined', 3 ],
+    [ 'log-escape', 1, [ q<log_format f escape=xml '$uri';> ],
+      'unknown escape "xml" in "log_format" directive, it must be '
+      . 'default, json or none', 3 ],
+    [ 'log-noformat', 1, [ q<log_format f escape=json;> ],
+      '"log_format" directive has no format string', 3 ],
+    [ 'access-buffer', 0, [ 'access_log logs/a.log combined buffer=big;' ],
+      'invalid buffer size "big" in "access_log" directive (1 .. 16m)', 5 ],
+    [ 'access-flush', 0, [ 'access_log logs/a.log combined flush=soon;' ],
+      'invalid flush time "soon" in "access_log" directive', 5 ],
+    [ 'access-param', 0, [ 'access_log logs/a.log combined gzip;' ],
+      'invalid parameter "gzip" in "access_log" directive', 5 ],
+    [ 'access-off', 0, [ 'access_log off extra;' ],
+      '"access_log" directive has invalid parameters after "off"', 5 ],
+    [ 'access-format', 0, [ 'access_log logs/a.log nosuchformat;' ],
+      'unknown log format "nosuchformat" in "access_log" directive', 5 ],
+    [ 'access-binary', 0, [ 'access_log logs/a.log;',
+                            'access_log logs/a.log binary;' ],
+      qq{"$dir/logs/a.log" is used both for binary and for text records }
+      . 'in "access_log" directive', 6 ],
+    [ 'rewrite-dollar', 0, [ 'rewrite ^/a /b$;' ],
+      'a lone "$" in "/b$" (write "$$" for a dollar sign)', 5 ],
+    [ 'rewrite-brace', 0, [ 'rewrite ^/a /b${1;' ],
+      'unterminated "${" in "/b${1"', 5 ],
+    [ 'rewrite-capture', 0, [ 'rewrite ^/(a) /b$2;' ],
+      '"$2" refers to a capture the pattern does not have, in "/b$2"', 5 ],
+    [ 'rewrite-var', 0, [ 'rewrite ^/a /b$nosuch;' ],
+      'unknown variable or group "$nosuch" in "/b$nosuch"', 5 ],
+    [ 'rewrite-flag', 0, [ 'rewrite ^/a /b sometimes;' ],
+      'invalid flag "sometimes" in "rewrite" directive, it must be last, '
+      . 'break, redirect or permanent', 5 ],
+    [ 'rewrite-regex', 0, [ 'rewrite ^/(a /b;' ],
+      'pcre2_compile() failed: missing closing parenthesis at offset 4 in '
+      . '"^/(a"', 5 ],
+    [ 'return-word', 0, [ 'return abc;' ],
+      'invalid return code "abc", expected a status or a URL (http://, '
+      . 'https://)', 5 ],
+    [ 'return-600', 0, [ 'return 600;' ],
+      'invalid return code "600", it must be from 200 to 599', 5 ],
+);
+bad_lines(@$_) for @bad_lines;
+
 # An error in an included file (relative include: relative to the
 # directory of the main file) names the included file and its line.
 $t->write_file('inc/bad.conf', <<'EOF_CONF');
