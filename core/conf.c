@@ -1003,6 +1003,9 @@ gn_conf_set_str_array_slot(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
 }
 
 
+const gn_int_t  gn_conf_num_min_1 = 1;
+
+
 char *
 gn_conf_set_num_slot(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
 {
@@ -1022,6 +1025,14 @@ gn_conf_set_num_slot(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
     if (*np == GN_ERROR) {
         gn_conf_error(cf, "invalid number \"%.*s\" in \"%.*s\" directive",
                       GN_STR_ARG(&value[1]), GN_STR_ARG(&cmd->name));
+        return GN_CONF_ERROR;
+    }
+
+    if (cmd->post != NULL && *np < *(const gn_int_t *) cmd->post) {
+        gn_conf_error(cf, "invalid number \"%.*s\" in \"%.*s\" directive, "
+                      "it must be %lld or more", GN_STR_ARG(&value[1]),
+                      GN_STR_ARG(&cmd->name),
+                      (long long) *(const gn_int_t *) cmd->post);
         return GN_CONF_ERROR;
     }
 

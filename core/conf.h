@@ -106,6 +106,9 @@ typedef struct {
     gn_uint_t        value;
 } gn_conf_enum_t;
 
+/* gn_conf_set_num_slot's post: the smallest value allowed (else 0) */
+extern const gn_int_t  gn_conf_num_min_1;
+
 typedef struct {
     gn_str_t         name;
     gn_uint_t        line;

@@ -31,6 +31,8 @@ static char *gn_cycle_children(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
     void *conf);
 static char *gn_cycle_user(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
     void *conf);
+static gn_int_t gn_cycle_lookup_user(gn_main_conf_t *mc, char *err,
+    size_t errlen);
 static char *gn_cycle_listen(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
     void *conf);
 static char *gn_cycle_server_name(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
@@ -72,7 +74,7 @@ static const gn_conf_cmd_t  gn_cycle_commands[] = {
       gn_main_offset(shutdown_timeout), NULL },
     { gn_string("max_connections"), GN_CONF_MAIN | GN_CONF_TAKE1,
       gn_conf_set_num_slot, GN_CONF_MAIN_CONF,
-      gn_main_offset(max_connections), NULL },
+      gn_main_offset(max_connections), &gn_conf_num_min_1 },
     { gn_string("log_format"), GN_CONF_MAIN | GN_CONF_2MORE,
       gn_access_log_format_directive, GN_CONF_MAIN_CONF, 0, NULL },
     { gn_string("server"), GN_CONF_MAIN | GN_CONF_BLOCK | GN_CONF_NOARGS,
@@ -120,7 +122,7 @@ static const gn_conf_cmd_t  gn_cycle_commands[] = {
       gn_loc_offset(client_max_header_size), NULL },
     { gn_string("client_max_headers"), GN_ALL | GN_CONF_TAKE1,
       gn_conf_set_num_slot, GN_CONF_LOC_CONF,
-      gn_loc_offset(client_max_headers), NULL },
+      gn_loc_offset(client_max_headers), &gn_conf_num_min_1 },
     { gn_string("client_max_body_size"), GN_ALL | GN_CONF_TAKE1,
       gn_conf_set_size_slot, GN_CONF_LOC_CONF,
       gn_loc_offset(client_max_body_size), NULL },
@@ -149,7 +151,7 @@ static const gn_conf_cmd_t  gn_cycle_commands[] = {
       gn_loc_offset(file_cache_valid), NULL },
     { gn_string("file_cache_entries"), GN_CONF_MAIN | GN_CONF_TAKE1,
       gn_conf_set_num_slot, GN_CONF_LOC_CONF,
-      gn_loc_offset(file_cache_entries), NULL },
+      gn_loc_offset(file_cache_entries), &gn_conf_num_min_1 },
     { gn_string("symlinks_outside_root"), GN_ALL | GN_CONF_FLAG,
       gn_conf_set_flag_slot, GN_CONF_LOC_CONF,
       gn_loc_offset(symlinks_outside_root), NULL },
@@ -347,15 +349,6 @@ gn_loc_conf_merge(gn_conf_t *cf, gn_loc_conf_t *lc, gn_loc_conf_t *prev)
     gn_conf_merge_value(lc->tls_session_tickets, prev->tls_session_tickets,
                         1);
 
-    if (lc->max_ranges < 0 || lc->client_max_headers < 1
-        || lc->keepalive_requests < 0 || lc->file_cache_entries < 1)
-    {
-        gn_conf_error(cf, "\"max_ranges\" and \"keepalive_requests\" must "
-                      "be 0 or more, \"client_max_headers\" and "
-                      "\"file_cache_entries\" 1 or more");
-        return GN_ERROR;
-    }
-
     return GN_OK;
 }
 
@@ -392,6 +385,7 @@ gn_cycle_user(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
 {
     gn_main_conf_t  *mc = conf;
     gn_str_t        *value = cf->args->elts;
+    char             err[300];
 
     if (mc->user.data != NULL) {
         return "is duplicate";
@@ -400,6 +394,13 @@ gn_cycle_user(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
     mc->user = value[1];
     if (cf->args->nelts == 3) {
         mc->group = value[2];
+    }
+
+    /* looked up here, for the error's file and line; only root uses it */
+    if (geteuid() == 0 && gn_cycle_lookup_user(mc, err, sizeof(err)) != GN_OK)
+    {
+        gn_conf_error(cf, "%s in \"user\" directive", err);
+        return GN_CONF_ERROR;
     }
 
     return GN_CONF_OK;
@@ -1157,17 +1158,30 @@ static gn_int_t
 gn_cycle_resolve_user(gn_cycle_t *cycle, char *err, size_t errlen)
 {
     gn_main_conf_t  *mc = cycle->main;
+
+    if (mc->user.data != NULL || geteuid() != 0) {
+        return GN_OK;    /* looked up by the directive; only root uses it */
+    }
+
+    gn_str_set(&mc->user, "nobody");
+
+    if (gn_cycle_lookup_user(mc, err, errlen) != GN_OK) {
+        snprintf(err + strlen(err), errlen - strlen(err),
+                 " (\"nobody\" is the default of \"user\")");
+        return GN_ERROR;
+    }
+
+    return GN_OK;
+}
+
+
+/* mc->user and mc->group to ids. */
+static gn_int_t
+gn_cycle_lookup_user(gn_main_conf_t *mc, char *err, size_t errlen)
+{
     struct passwd   *pw;
     struct group    *gr;
     char             name[256];
-
-    if (mc->user.data == NULL) {
-        gn_str_set(&mc->user, "nobody");
-    }
-
-    if (geteuid() != 0) {
-        return GN_OK;              /* the directive only matters for root */
-    }
 
     snprintf(name, sizeof(name), "%.*s", GN_STR_ARG(&mc->user));
     pw = getpwnam(name);
@@ -1371,11 +1385,6 @@ gn_cycle_create(const char *conf_file, const char *prefix, char *err,
     gn_conf_init_value(mc->tls_session_cache, 4 * 1024 * 1024);
     gn_conf_init_msec_value(mc->tls_session_timeout, 300000);
     gn_conf_init_value(mc->max_connections, 1024);
-
-    if (mc->max_connections < 1) {
-        snprintf(err, errlen, "\"max_connections\" must be at least 1");
-        goto failed;
-    }
 
     ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     gn_conf_init_value(mc->children, 0);

@@ -187,8 +187,76 @@ my @bad_lines = (
       . 'https://)', 5 ],
     [ 'return-600', 0, [ 'return 600;' ],
       'invalid return code "600", it must be from 200 to 599', 5 ],
+    [ 'location-modifier', 0, [ 'location ~~ /a { }' ],
+      'invalid location modifier "~~", expected "=", "~", "~*" or "^~"', 5 ],
+    [ 'location-slash', 0, [ 'location a { }' ],
+      'invalid location "a", it must start with "/"', 5 ],
+    [ 'location-dup', 0, [ 'location /a { }', 'location /a { }' ],
+      'duplicate location "/a"', 6 ],
+    [ 'listen-port', 0, [ 'listen 127.0.0.1:99999;' ],
+      'invalid port in "127.0.0.1:99999", expected a number from 1 to 65535 '
+      . 'in "listen" directive', 5 ],
+    [ 'listen-backlog', 0, [ 'listen 127.0.0.1:8080 backlog=many;' ],
+      'invalid backlog "many" in "listen" directive', 5 ],
+    [ 'listen-param', 0, [ 'listen 127.0.0.1:8080 fast;' ],
+      'invalid parameter "fast" in "listen" directive, expected "tls", '
+      . '"default_server", "deferred" or "backlog=N"', 5 ],
+    [ 'chroot-root', 1, [ 'chroot /;' ],
+      '"chroot /" changes nothing; remove it', 3 ],
+    [ 'types-line', 0, [ 'types { text/html; }' ],
+      'invalid number of arguments in "types" line, expected a MIME type and '
+      . 'one or more extensions', 5 ],
+    [ 'tls-protocol', 1, [ 'tls_protocols SSLv3;' ],
+      'unsupported protocol "SSLv3" in "tls_protocols" directive, it must be '
+      . '"TLSv1.2" or "TLSv1.3"', 3 ],
+    [ 'tls-cache', 1, [ 'tls_session_cache 10q;' ],
+      'invalid size "10q" in "tls_session_cache" directive, expected a size '
+      . 'such as 4m, or off', 3 ],
+    [ 'error-page-uri', 0, [ 'error_page 404 nothere.html;' ],
+      'invalid URI "nothere.html" in "error_page" directive, it must start '
+      . 'with "/"', 5 ],
+    [ 'error-page-status', 0, [ 'error_page 99 /e.html;' ],
+      'invalid status "99" in "error_page" directive, it must be from 400 to '
+      . '599', 5 ],
+    [ 'max-connections', 1, [ 'max_connections 0;' ],
+      'invalid number "0" in "max_connections" directive, it must be 1 or '
+      . 'more', 3 ],
+    [ 'max-headers', 0, [ 'client_max_headers 0;' ],
+      'invalid number "0" in "client_max_headers" directive, it must be 1 or '
+      . 'more', 5 ],
+    [ 'file-cache-entries', 1, [ 'file_cache_entries 0;' ],
+      'invalid number "0" in "file_cache_entries" directive, it must be 1 or '
+      . 'more', 3 ],
 );
 bad_lines(@$_) for @bad_lines;
+
+bad('children', <<'EOF_CONF',
+user %%USER%%;
+children lots;
+server {
+    listen 127.0.0.1:%%PORT_0%%;
+}
+EOF_CONF
+    'invalid value "lots" in "children" directive, it must be "auto" or a '
+    . 'number from 1 to 256', 2);
+
+SKIP: {
+    skip('a user is looked up only when started as root', 8) if $> != 0;
+
+    for my $u (['nosuchuser_gn', 'getpwnam("nosuchuser_gn") failed: no such '
+                                 . 'user'],
+               ['nobody nosuchgroup_gn', 'getgrnam("nosuchgroup_gn") failed: '
+                                         . 'no such group'])
+    {
+        bad('user', <<"EOF_CONF", "$u->[1] in \"user\" directive", 2);
+children 1;
+user $u->[0];
+server {
+    listen 127.0.0.1:%%PORT_0%%;
+}
+EOF_CONF
+    }
+}
 
 # An error in an included file (relative include: relative to the
 # directory of the main file) names the included file and its line.
