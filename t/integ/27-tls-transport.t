@@ -10,6 +10,8 @@
 #   - a whole connection (handshake included) relayed one byte per
 #     segment;
 #   - a 200 KB request body in 16 KB records, echoed byte for byte;
+#   - a client that stops reading gets a 4 MB module response and a 4 MB
+#     file whole, in order, on one connection;
 #   - a 300 KB response on a closing connection arrives whole, followed by
 #     the server's close_notify (the last records, the alert and the FIN
 #     leave together), and also to a client that asks for 512-byte
@@ -50,10 +52,10 @@ server {
     tls_certificate %%CERTS%%/localhost-ec.pem;
     tls_certificate_key %%CERTS%%/localhost-ec.key;
     root html;
-    client_max_body_size 1m;
+    client_max_body_size 8m;
     location /example/ {
         handler example;
-        example_max_echo 1m;
+        example_max_echo 8m;
     }
 }
 EOF
@@ -63,6 +65,9 @@ my $big = join('', map { sprintf("%07d\n", $_) } 0 .. 300 * 1024 / 8 - 1);
 $t->write_file('html/a.txt', "first\n");
 $t->write_file('html/b.txt', "second\n");
 $t->write_file('html/big.bin', $big);
+# 4 MB: more than the socket buffers of both ends hold
+my $huge = join('', map { sprintf("%015d\n", $_) } 0 .. 4 * 1024 * 1024 / 16 - 1);
+$t->write_file('html/huge.bin', $huge);
 
 $t->run;
 
@@ -205,6 +210,66 @@ for my $v ('TLSv1_2', 'TLSv1_3') {
        "$v: 300 KB on a closing connection: all of it")
         or diag('got ' . length($r->[0][1] // '') . ' bytes');
     is($eof, 1, "$v: then the server's close_notify");
+    $s->close(SSL_no_shutdown => 1);
+}
+
+# A client that stops reading: the server's sends fill the socket and
+# GnuTLS keeps the record it could not send; each later send finishes it
+# first.  A 4 MB echo (a module's memory: the writev path), then a 4 MB
+# file (the sendfile path) on one keep-alive connection, read with pauses
+# through a small receive buffer; then a small request, to show that the
+# connection is still in step.
+for my $v ('TLSv1_2', 'TLSv1_3') {
+    my $raw = $t->connect(rcvbuf => 8192);
+    my $s = $raw && IO::Socket::SSL->start_SSL($raw,
+        SSL_version => $v, SSL_ca_file => GnTLS::ca(),
+        SSL_hostname => 'localhost', SSL_verifycn_name => 'localhost',
+        SSL_verifycn_scheme => 'http', Timeout => GnTest::slow(10));
+    ok($s, "$v, slow reader: handshake") or next;
+
+    # one response, read 4 KB at a time after a pause, and pausing again
+    # every 256 KB: [status, body]
+    my $slow = sub {
+        my ($buf, $next) = ('', 256 * 1024);
+        sleep(0.3);                          # let the server hit the wall
+        while (1) {
+            if ($buf =~ /\A(HTTP\/1\.1 (\d{3})[^\r\n]*\r\n(.*?)\r\n\r\n)/s) {
+                my ($head, $st, $h) = ($1, $2, $3);
+                my ($len) = $h =~ /^content-length:\s*(\d+)/mi;
+                return [$st, substr($buf, length($head), $len)]
+                    if defined $len && length($buf) >= length($head) + $len;
+            }
+            my $k = $s->sysread(my $chunk, 4096);
+            return [0, ''] unless $k;
+            $buf .= $chunk;
+            if (length($buf) > $next) {
+                sleep(0.05);
+                $next += 256 * 1024;
+            }
+        }
+    };
+
+    my $body = $huge;
+    my $post = "POST /example/echo HTTP/1.1\r\nHost: localhost\r\n"
+               . 'Content-Length: ' . length($body) . "\r\n\r\n" . $body;
+    for (my $off = 0; $off < length $post; ) {      # a record per write
+        my $k = $s->syswrite($post, 16384, $off) or last;
+        $off += $k;
+    }
+    my $r = $slow->();
+    ok($r->[0] == 200 && $r->[1] eq 'read ' . length($body) . " bytes: $body\n",
+       "$v, slow reader: a 4 MB echo, all of it in order")
+        or diag('got ' . length($r->[1]) . ' bytes');
+
+    $s->syswrite(get('/huge.bin'));
+    $r = $slow->();
+    ok($r->[0] == 200 && $r->[1] eq $huge,
+       "$v, slow reader: a 4 MB file, all of it in order")
+        or diag('got ' . length($r->[1]) . ' bytes');
+
+    $s->syswrite(get('/a.txt'));
+    $r = $slow->();
+    is($r->[1], "first\n", "$v, slow reader: the connection goes on");
     $s->close(SSL_no_shutdown => 1);
 }
 
