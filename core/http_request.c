@@ -381,20 +381,6 @@ gn_http_read(gn_conn_t *c)
 }
 
 
-static gn_uint_t
-gn_http_host_eq(const gn_str_t *name, const u_char *host, size_t len)
-{
-    if (name->len > 1 && name->data[0] == '*' && name->data[1] == '.') {
-        /* "*.example.com" matches "a.example.com", not "example.com" */
-        return len > name->len - 1
-               && gn_strncasecmp(host + len - (name->len - 1),
-                                 name->data + 1, name->len - 1) == 0;
-    }
-
-    return name->len == len && gn_strncasecmp(name->data, host, len) == 0;
-}
-
-
 gn_str_t
 gn_http_request_host(gn_http_request_t *r)
 {
@@ -412,37 +398,82 @@ gn_http_request_host(gn_http_request_t *r)
 }
 
 
-/* Name-based virtual hosts: the server whose server_name matches Host
- * (without its port), else the listener's default server. */
-static gn_srv_conf_t *
-gn_http_find_server(gn_conn_t *c, const gn_str_t *host, gn_uint_t *matched)
+/*
+ * The server of listener ls that `name` (no port; a trailing dot is
+ * ignored) names, or NULL: as nginx, an exact server_name first, else the
+ * longest "*.example.com" that matches ("a.example.com", not
+ * "example.com"); among equals, the first in the configuration. Names
+ * compare without case. Host (HTTP) and SNI (TLS) both come here.
+ */
+gn_srv_conf_t *
+gn_http_server_by_name(gn_listen_t *ls, const u_char *name, size_t len)
 {
-    gn_srv_conf_t  **psc;
-    gn_str_t        *names, name;
+    gn_srv_conf_t  **psc, *wild;
+    gn_str_t        *names, *n;
     gn_uint_t        i, j;
+    size_t           wlen;
 
-    *matched = 0;
-    psc = c->listen->servers.elts;
-    if (c->listen->servers.nelts == 1 || host->len == 0) {
-        return c->listen->default_srv;
+    if (len > 0 && name[len - 1] == '.') {
+        len--;
+    }
+    if (len == 0) {
+        return NULL;
     }
 
-    name = gn_http_host_name(host);
+    psc = ls->servers.elts;
+    wild = NULL;
+    wlen = 0;
 
-    for (i = 0; i < c->listen->servers.nelts; i++) {
+    for (i = 0; i < ls->servers.nelts; i++) {
         if (psc[i]->names == NULL) {
             continue;
         }
         names = psc[i]->names->elts;
+
         for (j = 0; j < psc[i]->names->nelts; j++) {
-            if (gn_http_host_eq(&names[j], name.data, name.len)) {
-                *matched = 1;
+            n = &names[j];
+
+            if (n->len > 1 && n->data[0] == '*' && n->data[1] == '.') {
+                if (len > n->len - 1 && n->len > wlen
+                    && gn_strncasecmp(name + len - (n->len - 1), n->data + 1,
+                                      n->len - 1) == 0)
+                {
+                    wild = psc[i];
+                    wlen = n->len;
+                }
+                continue;
+            }
+
+            if (n->len == len && gn_strncasecmp(n->data, name, len) == 0) {
                 return psc[i];
             }
         }
     }
 
-    return c->listen->default_srv;
+    return wild;
+}
+
+
+/* The server for a request's Host, else the listener's default. */
+static gn_srv_conf_t *
+gn_http_find_server(gn_conn_t *c, const gn_str_t *host, gn_uint_t *matched)
+{
+    gn_srv_conf_t  *sc;
+    gn_str_t        name;
+
+    *matched = 0;
+    if (c->listen->servers.nelts == 1 || host->len == 0) {
+        return c->listen->default_srv;
+    }
+
+    name = gn_http_host_name(host);
+    sc = gn_http_server_by_name(c->listen, name.data, name.len);
+    if (sc == NULL) {
+        return c->listen->default_srv;
+    }
+
+    *matched = 1;
+    return sc;
 }
 
 

@@ -679,45 +679,6 @@ gn_tls_db_remove(void *ptr, gnutls_datum_t key)
 
 /* ---- handshake (children) -------------------------------------------- */
 
-static gn_srv_conf_t *
-gn_tls_find_server(gn_listen_t *ls, const char *name, size_t len)
-{
-    gn_srv_conf_t  **psc;
-    gn_str_t        *names;
-    gn_uint_t        i, j;
-
-    psc = ls->servers.elts;
-    for (i = 0; i < ls->servers.nelts; i++) {
-        if (psc[i]->names == NULL) {
-            continue;
-        }
-        names = psc[i]->names->elts;
-        for (j = 0; j < psc[i]->names->nelts; j++) {
-            if (names[j].len > 1 && names[j].data[0] == '*'
-                && names[j].data[1] == '.')
-            {
-                if (len > names[j].len - 1
-                    && gn_strncasecmp((u_char *) name + len
-                                      - (names[j].len - 1),
-                                      names[j].data + 1, names[j].len - 1)
-                       == 0)
-                {
-                    return psc[i];
-                }
-                continue;
-            }
-            if (names[j].len == len
-                && gn_strncasecmp(names[j].data, (u_char *) name, len) == 0)
-            {
-                return psc[i];
-            }
-        }
-    }
-
-    return NULL;
-}
-
-
 /* The groups of the client's TLS 1.3 key shares (extension 51). */
 static int
 gn_tls_ext_key_share(void *ctx, unsigned int tls_id, const unsigned char *d,
@@ -804,7 +765,7 @@ gn_tls_post_client_hello(gnutls_session_t session)
         == GNUTLS_E_SUCCESS && type == GNUTLS_NAME_DNS)
     {
         t->sni[len] = '\0';
-        sc = gn_tls_find_server(c->listen, t->sni, len);
+        sc = gn_http_server_by_name(c->listen, (u_char *) t->sni, len);
         t->sni_srv = sc != NULL ? sc : dflt;
     } else {
         t->sni[0] = '\0';                  /* the default server's */

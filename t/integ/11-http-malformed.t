@@ -42,6 +42,20 @@ server {
     server_name other.test;
     root html2;
 }
+
+# which name wins: exact before wildcard, the longest wildcard, whatever
+# the order
+server {
+    listen 127.0.0.1:%%PORT_0%%;
+    server_name *.wild.test *.exact.test;
+    root html3;
+}
+
+server {
+    listen 127.0.0.1:%%PORT_0%%;
+    server_name *.deep.wild.test www.exact.test;
+    root html4;
+}
 EOF_CONF
 
 my $fa = "file a\n" x 20;
@@ -50,6 +64,8 @@ $t->write_file('html/index.html', "index\n");
 $t->write_file('html/which.txt', "first server\n");
 $t->write_file('html2/which.txt', "second server\n");
 $t->write_file('html2/a.txt', "html2 a\n");
+$t->write_file('html3/which.txt', "third server\n");
+$t->write_file('html4/which.txt', "fourth server\n");
 
 $t->run;
 
@@ -411,10 +427,15 @@ check('absolute-form with an empty host',
 $r = check('Host is case-insensitive',
            "GET /which.txt HTTP/1.1\r\nHost: OTHER.Test\r\n"
            . "Connection: close\r\n\r\n", 200, body => "second server\n");
-for my $h ('other.test.', 'other.test:8080', 'Other.Test.:80') {
-    check("Host $h selects the server by its name",
-          "GET /which.txt HTTP/1.1\r\nHost: $h\r\n"
-          . "Connection: close\r\n\r\n", 200, body => "second server\n");
+for my $h (['other.test.', 'second'], ['other.test:8080', 'second'],
+           ['Other.Test.:80', 'second'], ['a.wild.test', 'third'],
+           ['A.Wild.TEST:8080', 'third'], ['wild.test', 'first'],
+           ['x.deep.wild.test', 'fourth'], ['www.exact.test', 'fourth'],
+           ['w.exact.test', 'third'], ['nosuch.test', 'first'])
+{
+    check("Host $h->[0]: the $h->[1] server",
+          "GET /which.txt HTTP/1.1\r\nHost: $h->[0]\r\n"
+          . "Connection: close\r\n\r\n", 200, body => "$h->[1] server\n");
 }
 $r = check('Host selects the server',
            "GET /which.txt HTTP/1.1\r\nHost: other.test\r\n"

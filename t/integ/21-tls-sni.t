@@ -1,8 +1,8 @@
 #!/usr/bin/perl
 
 # SNI: three server blocks on one TLS listener (third.test is the default
-# server, localhost, other.test): the certificate and the content follow
-# SNI; unknown or absent SNI -> the default server; a Host naming another
+# server, localhost, other.test with *.wild.test): the certificate and the
+# content follow SNI; unknown or absent SNI -> the default server; a Host naming another
 # server block than the SNI one -> 421 Misdirected Request.
 
 use strict;
@@ -42,7 +42,7 @@ server {
 
 server {
     listen 127.0.0.1:%%PORT_0%% tls;
-    server_name other.test;
+    server_name other.test *.wild.test;
     tls_certificate %%CERTS%%/other.pem;
     tls_certificate_key %%CERTS%%/other.key;
     root html-other;
@@ -113,6 +113,16 @@ $r = GnTLS::s_client($t, servername => 'nosuch.test',
                      request => GnTLS::request(host => 'localhost'));
 is($r->{status}, 421,
    'unknown SNI (default server), Host localhost: 421');
+
+# A wildcard name: SNI a.wild.test is other.test's block; the bare domain
+# is not.
+$r = GnTLS::s_client($t, servername => 'a.wild.test',
+                     request => GnTLS::request(host => 'a.wild.test'));
+is($r->{subject_cn}, 'other.test', 'SNI a.wild.test (*.wild.test): its cert');
+is($r->{body}, "other\n", 'SNI a.wild.test: its content');
+$r = GnTLS::s_client($t, servername => 'wild.test',
+                     request => GnTLS::request(host => 'wild.test'));
+is($r->{subject_cn}, 'third.test', 'SNI wild.test: not *.wild.test');
 
 # Same server block, different spelling -> fine.
 $r = GnTLS::s_client($t, servername => 'other.test',
