@@ -312,7 +312,9 @@ probe()
                        END { print $s // "-", "\t", $c // "-" }' "$out")"
     printf '%s\t%s\t%s\n' "$run" "$n" "$v" >>"$results"
     printf '  %-20s N=%-6s %s\n' "$run" "$n" "$v" | tr '\t' ' ' >&2
-    grep -q 'error (' "$out.err" && head -n 3 "$out.err" >&2
+    # the first errors the load generator described (a response's, or the
+    # post log's: a failed Fetch or a count that does not add up)
+    grep -E 'error \(|post log|Fetch failed' "$out.err" | head -n 3 >&2
     [ "$(cut -f7 <<<"$v")" = yes ]
 }
 
