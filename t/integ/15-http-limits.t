@@ -304,7 +304,8 @@ SKIP: {
     conf('');
     $t->expect_log(qr/\[crit\].*accept/);
     $t->run_ulimit(64);
-    my $child = ($t->children)[0];
+    # the port answers once the master listens, maybe before it forked
+    my ($child) = $t->wait_children(1, 5);
 
     $r = $t->http_get('/small.txt', timeout => 5);
     is($r->{status}, 200, 'ulimit -n 64: served');
