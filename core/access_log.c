@@ -590,7 +590,6 @@ gn_access_log_str(gn_http_request_t *r, gn_log_op_t *op, u_char *p,
 {
     gn_str_t   v[4], *s, none = gn_null_string;
     u_char     lower[256];
-    size_t     i;
 
     s = &none;
 
@@ -624,9 +623,7 @@ gn_access_log_str(gn_http_request_t *r, gn_log_op_t *op, u_char *p,
     case GN_LV_HOST:
         v[0] = gn_http_request_host(r);
         if (v[0].len <= sizeof(lower)) {     /* longer: no DNS name */
-            for (i = 0; i < v[0].len; i++) {
-                lower[i] = gn_tolower(v[0].data[i]);
-            }
+            (void) gn_strlow(lower, v[0].data, v[0].len);
             v[0].data = lower;
         }
         s = &v[0];

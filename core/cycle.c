@@ -608,7 +608,6 @@ gn_cycle_server_name(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
     gn_srv_conf_t  *sc = conf;
     gn_str_t       *value = cf->args->elts, *name;
     gn_uint_t       i;
-    size_t          j;
 
     if (sc->names == NULL) {
         sc->names = gn_array_create(cf->pool, 4, sizeof(gn_str_t));
@@ -624,9 +623,7 @@ gn_cycle_server_name(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
         }
 
         *name = value[i];
-        for (j = 0; j < name->len; j++) {
-            name->data[j] = gn_tolower(name->data[j]);
-        }
+        (void) gn_strlow(name->data, name->data, name->len);
     }
 
     return GN_CONF_OK;
@@ -711,7 +708,6 @@ gn_cycle_type_line(gn_conf_t *cf, void *data)
     gn_str_t       *value = cf->args->elts;
     gn_mime_t      *m;
     gn_uint_t       i;
-    size_t          j;
 
     if (cf->args->nelts < 2) {
         gn_conf_error(cf, "invalid number of arguments in \"types\" line, "
@@ -727,9 +723,7 @@ gn_cycle_type_line(gn_conf_t *cf, void *data)
 
         m->type = value[0];
         m->ext = value[i];
-        for (j = 0; j < m->ext.len; j++) {
-            m->ext.data[j] = gn_tolower(m->ext.data[j]);
-        }
+        (void) gn_strlow(m->ext.data, m->ext.data, m->ext.len);
     }
 
     return GN_CONF_OK;
@@ -1621,7 +1615,7 @@ gn_cycle_mime_type(gn_loc_conf_t *lc, const u_char *name, size_t len)
     u_char         ext[32];
     gn_str_t       key;
     gn_mime_t     *m, probe;
-    size_t         n, i;
+    size_t         n;
 
     dot = NULL;
     for (p = name + len; p > name; p--) {
@@ -1643,9 +1637,7 @@ gn_cycle_mime_type(gn_loc_conf_t *lc, const u_char *name, size_t len)
         return &lc->default_type;
     }
 
-    for (i = 0; i < n; i++) {
-        ext[i] = gn_tolower(dot[i]);
-    }
+    (void) gn_strlow(ext, dot, n);
 
     key.data = ext;
     key.len = n;

@@ -872,7 +872,6 @@ gn_http_frame(gn_http_head_t *h, gn_http_frame_t *f)
 }
 
 
-
 gn_str_t
 gn_http_host_name(const gn_str_t *host)
 {

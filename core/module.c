@@ -307,7 +307,6 @@ gn_module_handler(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
     gn_mod_t         **pm, *mod;
     gn_mod_handler_t  *h;
     gn_uint_t          i;
-    size_t             j;
 
     mod = NULL;
     pm = cycle->modules.elts;
@@ -355,9 +354,7 @@ gn_module_handler(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
                 return GN_CONF_ERROR;
             }
             h->ext = value[i];
-            for (j = 0; j < h->ext.len; j++) {
-                h->ext.data[j] = gn_tolower(h->ext.data[j]);
-            }
+            (void) gn_strlow(h->ext.data, h->ext.data, h->ext.len);
         }
     }
 

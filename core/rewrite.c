@@ -382,7 +382,7 @@ gn_rw_expand(gn_http_request_t *r, gn_rw_tpl_t *tpl, gn_regex_caps_t *caps,
 {
     gn_rw_part_t  *part;
     gn_uint_t      i, pass;
-    size_t         n, k, total;
+    size_t         n, total;
     u_char        *out, *p;
     const u_char  *s;
     gn_str_t       host;
@@ -438,9 +438,7 @@ gn_rw_expand(gn_http_request_t *r, gn_rw_tpl_t *tpl, gn_regex_caps_t *caps,
             if (pass == 0) {
                 total += n;
             } else if (part[i].type == GN_RW_HOST) {
-                for (k = 0; k < n; k++) {
-                    *p++ = gn_tolower(s[k]);
-                }
+                p = gn_strlow(p, s, n);
             } else if (n > 0) {
                 p = gn_cpymem(p, s, n);
             }

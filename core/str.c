@@ -7,6 +7,18 @@
 #include "str.h"
 
 
+u_char *
+gn_strlow(u_char *dst, const u_char *src, size_t n)
+{
+    while (n--) {
+        *dst++ = gn_tolower(*src);
+        src++;
+    }
+
+    return dst;
+}
+
+
 gn_int_t
 gn_strncasecmp(const u_char *s1, const u_char *s2, size_t n)
 {

@@ -26,6 +26,10 @@
 
 
 gn_int_t gn_strncasecmp(const u_char *s1, const u_char *s2, size_t n);
+
+/* n bytes of src to dst in lower case (ASCII; dst may be src). Returns
+ * dst + n. */
+u_char *gn_strlow(u_char *dst, const u_char *src, size_t n);
 int gn_str_cmp(const gn_str_t *a, const gn_str_t *b);
 int gn_str_casecmp(const gn_str_t *a, const gn_str_t *b);
 

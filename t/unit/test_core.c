@@ -46,6 +46,20 @@ test_free_list(void)
 
 
 static void
+test_strlow(void)
+{
+    u_char  buf[16];
+    u_char  in[] = "MiXeD.Example-1";
+
+    ok(gn_strlow(buf, (u_char *) "Ab.C:9Z", 7) == buf + 7,
+       "gn_strlow: returns the end");
+    is_str(buf, 7, "ab.c:9z", "gn_strlow: ASCII letters lowered, the rest kept");
+    (void) gn_strlow(in, in, sizeof(in) - 1);
+    is_str(in, sizeof(in) - 1, "mixed.example-1", "gn_strlow: in place");
+}
+
+
+static void
 test_pool(void)
 {
     gn_pool_t          *pool;
@@ -231,6 +245,7 @@ main(void)
 {
     test_pool();
     test_free_list();
+    test_strlow();
     test_numbers();
     test_timers();
     test_addr_text();
