@@ -63,6 +63,7 @@ static void gn_conn_event_handler(gn_io_t *io, uint32_t events);
 static void gn_conn_accept_resume(gn_timer_t *t);
 static gn_uint_t gn_conn_siblings_full(void);
 static size_t gn_conn_log_context(gn_log_t *log, char *buf, size_t len);
+static void gn_conn_linger(gn_conn_t *c);
 
 static const gn_conn_ops_t  gn_conn_plain_ops = {
     gn_conn_plain_recv,
@@ -466,9 +467,86 @@ gn_conn_event_handler(gn_io_t *io, uint32_t events)
 
     if (events & (GN_EV_OUT | GN_EV_ERR)) {
         c->write_ready = 1;
+        if (c->read_on_write) {
+            c->read_on_write = 0;     /* TLS's read waited for a write */
+            c->read_ready = 1;
+        }
+    }
+
+    if (c->state == GN_CONN_LINGERING) {
+        gn_conn_linger(c);
+        return;
     }
 
     gn_http_conn_handler(c);
+}
+
+
+static void
+gn_conn_linger_timeout(gn_timer_t *t)
+{
+    gn_conn_close(t->data);
+}
+
+
+/* Lingering (see gn_conn_close): TLS's last record while the socket is
+ * full, then the write side shut, then input dropped until EOF. */
+static void
+gn_conn_linger(gn_conn_t *c)
+{
+    u_char   buf[4096];
+    ssize_t  n;
+
+    if (c->tls != NULL) {
+        if (gn_tls_conn_shutdown(c) == GN_AGAIN) {
+            return;                     /* on the next EPOLLOUT */
+        }
+        c->ops = &gn_conn_plain_ops;
+        (void) shutdown(c->io.fd, SHUT_WR);
+    }
+
+    for ( ;; ) {
+        do {
+            n = recv(c->io.fd, buf, sizeof(buf), 0);
+        } while (n == -1 && errno == EINTR);
+
+        if (n > 0) {
+            continue;
+        }
+
+        if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)
+            && gn_current_msec - c->state_since < GN_LINGER_MAX_MSEC)
+        {
+            gn_timer_set(&c->timer, gn_min(GN_LINGER_MSEC, GN_LINGER_MAX_MSEC
+                                    - (gn_current_msec - c->state_since)));
+            return;
+        }
+
+        gn_conn_close(c);
+        return;
+    }
+}
+
+
+/* Starts lingering: see gn_conn_close. */
+static void
+gn_conn_linger_start(gn_conn_t *c)
+{
+    c->linger_close = 0;
+    gn_conn_pool_put(c);
+    gn_conn_buf_put(c);
+    c->r = NULL;
+    c->state = GN_CONN_LINGERING;
+    c->state_since = gn_current_msec;
+    c->timer.handler = gn_conn_linger_timeout;
+    c->timer.data = c;
+    gn_timer_set(&c->timer, GN_LINGER_MSEC);
+
+    if (c->tls == NULL) {
+        (void) shutdown(c->io.fd, SHUT_WR);
+    }
+
+    gn_conn_linger(c);
 }
 
 
@@ -490,6 +568,13 @@ gn_conn_nodelay(gn_conn_t *c)
 void
 gn_conn_close(gn_conn_t *c)
 {
+    if (c->linger_close && c->io.fd != -1 && !c->eof) {
+        gn_conn_linger_start(c);
+        return;
+    }
+
+    c->linger_close = 0;
+    c->read_on_write = 0;
     gn_conn_pool_put(c);
     gn_tls_conn_close(c);
     gn_timer_del(&c->timer);
@@ -565,6 +650,7 @@ void
 gn_conn_close_all(void)
 {
     while (gn_conn_open != NULL) {
+        gn_conn_open->linger_close = 0;
         gn_conn_close(gn_conn_open);
     }
 }

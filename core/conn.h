@@ -78,6 +78,8 @@ struct gn_conn_s {
     unsigned                 linger:1;
     unsigned                 hup:1;        /* peer closed or error */
     unsigned                 nodelay:1;    /* TCP_NODELAY is set */
+    unsigned                 linger_close:1;  /* gn_conn_close lingers */
+    unsigned                 read_on_write:1; /* a read waits for OUT */
 
     gn_conn_t               *prev;         /* open connections */
     gn_conn_t               *next;         /* (or the free list) */
@@ -99,6 +101,18 @@ gn_int_t gn_conn_listen_start(gn_cycle_t *cycle, gn_uint_t max_conns);
 /* Child only: stop accepting (drain) and close our copies of the
  * listening sockets. */
 void gn_conn_listen_stop(gn_cycle_t *cycle);
+
+/* Closes c, at once; or, with c->linger_close set (the peer may still be
+ * sending: pipelined requests past the last response, a body not read,
+ * an alert just sent), lingering: everything the connection holds is
+ * released but its socket, whose write side is shut (after TLS's last
+ * record) and whose input is read and dropped until the peer closes, for
+ * GN_LINGER_MSEC after the last bytes and GN_LINGER_MAX_MSEC at most.
+ * Closing with unread input would make the kernel send a reset, which
+ * destroys at the client what it has not read yet. Either way the
+ * caller must not touch c again. */
+#define GN_LINGER_MSEC      2000
+#define GN_LINGER_MAX_MSEC  10000
 
 void gn_conn_close(gn_conn_t *c);
 

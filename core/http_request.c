@@ -28,13 +28,10 @@
 #include "access.h"
 
 
-#define GN_LINGER_MSEC   2000
-
 
 static void gn_http_read(gn_conn_t *c);
 static void gn_http_process(gn_conn_t *c, size_t head_len);
 static void gn_http_finish(gn_conn_t *c);
-static void gn_http_linger(gn_conn_t *c);
 static void gn_http_discard(gn_conn_t *c);
 
 
@@ -119,8 +116,7 @@ gn_http_conn_handler(gn_conn_t *c)
         break;
 
     case GN_CONN_LINGERING:
-        gn_http_linger(c);
-        break;
+        break;                          /* conn.c's */
     }
 }
 
@@ -1072,13 +1068,11 @@ gn_http_finish(gn_conn_t *c)
     gn_conn_pool_put(c);                /* releases files, frees r */
 
     if (c->close) {
-        if (c->linger && !c->eof) {
-            (void) shutdown(c->io.fd, SHUT_WR);
-            c->buf_len = 0;
-            gn_http_set_state(c, GN_CONN_LINGERING, GN_LINGER_MSEC);
-            gn_http_linger(c);
-            return;
-        }
+        /* As nginx: linger when the client may still be sending -- a body
+         * not read, bytes past this request (pipelined past the
+         * keep-alive limit), or a socket not read dry. */
+        c->linger_close = (c->linger || c->buf_len > head_len
+                           || c->read_ready);
         gn_conn_close(c);
         return;
     }
@@ -1090,29 +1084,4 @@ gn_http_finish(gn_conn_t *c)
     c->buf_len -= head_len;
 
     gn_http_next(c, lc);
-}
-
-
-/* After a response to a client that may still be sending: read and drop
- * its bytes until it closes or the lingering time is up, so the kernel
- * does not answer them with a RST that could destroy our response. */
-static void
-gn_http_linger(gn_conn_t *c)
-{
-    u_char   buf[4096];
-    ssize_t  n;
-
-    for ( ;; ) {
-        n = c->ops->recv(c, buf, sizeof(buf));
-
-        if (n == GN_AGAIN) {
-            c->read_ready = 0;
-            return;
-        }
-
-        if (n <= 0) {
-            gn_conn_close(c);
-            return;
-        }
-    }
 }

@@ -93,12 +93,17 @@ typedef struct {
     size_t            in_pos;
     size_t            in_end;
     unsigned          drained:1;    /* in's recv() emptied the socket */
+    unsigned          eagain:1;     /* the last pull met an empty socket */
+    unsigned          ended:1;      /* alert or close_notify is out */
     unsigned          more:1;       /* more follows at once: MSG_MORE */
     unsigned          peeked:1;     /* first byte checked: it is TLS */
     unsigned          tickets:2;    /* TLS 1.3 session tickets due */
     unsigned          nshares:3;
     uint16_t          shares[GN_TLS_SHARES];  /* key share groups of the
                                                  last ClientHello */
+    int               fatal;        /* the GnuTLS error that ends the
+                                       session: its alert goes out at
+                                       the close, not close_notify */
     char              sni[256];
 } gn_tls_conn_t;
 
@@ -114,6 +119,7 @@ static ssize_t gn_tls_writev(gn_conn_t *c, struct iovec *iov, int n,
 static ssize_t gn_tls_sendfile(gn_conn_t *c, int fd, off_t *off, size_t len);
 static ssize_t gn_tls_fill(gn_conn_t *c);
 static void gn_tls_in_put(gn_tls_conn_t *t);
+static void gn_tls_established(gn_conn_t *c);
 static ssize_t gn_tls_pull(gnutls_transport_ptr_t ptr, void *data,
     size_t len);
 static int gn_tls_pull_timeout(gnutls_transport_ptr_t ptr, unsigned int ms);
@@ -899,6 +905,68 @@ gn_tls_reject_plain(gn_conn_t *c)
 }
 
 
+/*
+ * After GnuTLS returned rc: whether to call it again at once. GnuTLS
+ * returns GNUTLS_E_AGAIN after each record that does not complete what
+ * it waits for (a fragment of a ClientHello, a zero-length record, a
+ * KeyUpdate), whether or not more bytes are already here. Readiness is
+ * edge-triggered, so waiting for an event would wait for bytes that came
+ * already: it is cleared only by the transport itself, when a pull met
+ * an empty socket (t->eagain; gn_tls_pull then cleared c->read_ready),
+ * never while the read-ahead holds bytes, GnuTLS holds decrypted ones
+ * (gnutls_record_check_pending) or the last recv() filled what it asked
+ * for. A write that would block waits for EPOLLOUT: c->read_on_write
+ * makes that event resume a read, too.
+ */
+static gn_uint_t
+gn_tls_again(gn_conn_t *c, int rc)
+{
+    gn_tls_conn_t  *t = c->tls;
+
+    if (rc != GNUTLS_E_AGAIN && rc != GNUTLS_E_INTERRUPTED) {
+        /* a warning alert from the client, or a similar non-fatal
+         * report: the handshake or the read goes on */
+        return rc < 0 && rc != GNUTLS_E_REHANDSHAKE
+               && !gnutls_error_is_fatal(rc);
+    }
+
+    if (gnutls_record_get_direction(t->session) == 1) {
+        c->write_ready = 0;
+        c->read_on_write = 1;
+        return 0;
+    }
+
+    return !t->eagain;
+}
+
+
+/* A fatal GnuTLS error rc ends the session: the alert that says why goes
+ * out when the connection closes (lingering: what the client still sends
+ * is read, so that the alert is not destroyed by a reset). Returns 1 when
+ * it is worth a log line: not a client that just went away. */
+static gn_uint_t
+gn_tls_failed(gn_conn_t *c, int rc)
+{
+    gn_tls_conn_t  *t = c->tls;
+
+    if (rc == GNUTLS_E_PREMATURE_TERMINATION || rc == GNUTLS_E_PULL_ERROR
+        || rc == GNUTLS_E_PUSH_ERROR)
+    {
+        t->ended = 1;                   /* the peer is gone: nothing to say */
+        return 0;
+    }
+
+    if (rc != GNUTLS_E_FATAL_ALERT_RECEIVED) {
+        t->fatal = rc;
+        c->linger_close = 1;
+    } else {
+        t->ended = 1;
+    }
+
+    return 1;
+}
+
+
 void
 gn_tls_conn_start(gn_conn_t *c)
 {
@@ -952,13 +1020,12 @@ gn_tls_handshake(gn_conn_t *c)
 {
     gn_tls_conn_t  *t = c->tls;
     ssize_t         n;
-    int             rc, resumed;
+    int             rc;
 
     if (!t->peeked) {
         /* the first bytes go to the read-ahead GnuTLS reads from */
         n = gn_tls_fill(c);
         if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            c->read_ready = 0;
             return;
         }
         if (n <= 0) {
@@ -972,14 +1039,12 @@ gn_tls_handshake(gn_conn_t *c)
         t->peeked = 1;
     }
 
-    rc = gnutls_handshake(t->session);
+    do {
+        t->eagain = 0;
+        rc = gnutls_handshake(t->session);
+    } while (gn_tls_again(c, rc));
 
     if (rc == GNUTLS_E_AGAIN || rc == GNUTLS_E_INTERRUPTED) {
-        if (gnutls_record_get_direction(t->session) == 0) {
-            c->read_ready = 0;
-        } else {
-            c->write_ready = 0;
-        }
         return;
     }
 
@@ -987,9 +1052,7 @@ gn_tls_handshake(gn_conn_t *c)
         if (gn_sb_me != NULL) {
             gn_sb_me->tls_failed++;
         }
-        if (rc != GNUTLS_E_PREMATURE_TERMINATION && rc != GNUTLS_E_PULL_ERROR
-            && rc != GNUTLS_E_PUSH_ERROR)
-        {
+        if (gn_tls_failed(c, rc)) {
             c->log.action = "TLS handshaking";
             gn_log_error(GN_LOG_INFO, &c->log, 0, "TLS handshake failed: %s",
                          gnutls_strerror(rc));
@@ -998,6 +1061,17 @@ gn_tls_handshake(gn_conn_t *c)
         gn_conn_close(c);
         return;
     }
+
+    gn_tls_established(c);
+}
+
+
+/* The handshake is done: tickets due, then HTTP takes over. */
+static void
+gn_tls_established(gn_conn_t *c)
+{
+    gn_tls_conn_t  *t = c->tls;
+    int             resumed;
 
     resumed = gnutls_session_is_resumed(t->session);
 
@@ -1077,6 +1151,55 @@ gn_tls_conn_info(gn_conn_t *c, gn_str_t *protocol, gn_str_t *cipher,
 }
 
 
+/* The session's last record, once: the alert of the error that ended it,
+ * or close_notify after a completed handshake. GN_AGAIN: the socket is
+ * full, call again when it is writable (GnuTLS holds the record). */
+static gn_int_t
+gn_tls_end(gn_conn_t *c)
+{
+    gn_tls_conn_t  *t = c->tls;
+    int             rc;
+
+    if (t->ended || t->session == NULL || c->io.fd == -1) {
+        return GN_OK;
+    }
+
+    t->more = 1;                        /* the FIN follows at once */
+
+    if (t->fatal != 0) {
+        rc = gnutls_alert_send_appropriate(t->session, t->fatal);
+    } else if (c->ops == &gn_tls_ops) {
+        /* never wait for the peer's close_notify */
+        rc = gnutls_bye(t->session, GNUTLS_SHUT_WR);
+    } else {
+        rc = GNUTLS_E_SUCCESS;          /* a handshake cut short */
+    }
+
+    if (rc == GNUTLS_E_AGAIN || rc == GNUTLS_E_INTERRUPTED) {
+        return GN_AGAIN;
+    }
+
+    t->ended = 1;
+    return GN_OK;
+}
+
+
+gn_int_t
+gn_tls_conn_shutdown(gn_conn_t *c)
+{
+    if (c->tls == NULL) {
+        return GN_OK;
+    }
+
+    if (gn_tls_end(c) == GN_AGAIN) {
+        return GN_AGAIN;
+    }
+
+    gn_tls_conn_close(c);
+    return GN_OK;
+}
+
+
 void
 gn_tls_conn_close(gn_conn_t *c)
 {
@@ -1087,12 +1210,9 @@ gn_tls_conn_close(gn_conn_t *c)
     }
 
     if (t->session != NULL) {
-        if (c->ops == &gn_tls_ops && c->io.fd != -1) {
-            /* close_notify, best effort: never wait for the peer's; the
-             * close() that follows at once adds the FIN to its packet */
-            t->more = 1;
-            (void) gnutls_bye(t->session, GNUTLS_SHUT_WR);
-        }
+        /* best effort: the close() that follows at once adds the FIN to
+         * the record's packet */
+        (void) gn_tls_end(c);
         gnutls_deinit(t->session);
     }
 
@@ -1170,6 +1290,9 @@ gn_tls_fill(gn_conn_t *c)
     } while (n == -1 && errno == EINTR);
 
     if (n <= 0) {
+        if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            c->read_ready = 0;
+        }
         gn_tls_in_put(t);
         return n;
     }
@@ -1179,6 +1302,21 @@ gn_tls_fill(gn_conn_t *c)
     t->drained = (n < GN_TLS_INBUF && !c->hup);
 
     return n;
+}
+
+
+/* A pull that could not be served: an empty socket clears c->read_ready
+ * (the next bytes bring an event) and is noted for gn_tls_again(). */
+static void
+gn_tls_pull_error(gn_conn_t *c, int err)
+{
+    gn_tls_conn_t  *t = c->tls;
+
+    if (err == EAGAIN || err == EWOULDBLOCK) {
+        c->read_ready = 0;
+        t->eagain = 1;
+    }
+    gnutls_transport_set_errno(t->session, err);
 }
 
 
@@ -1202,7 +1340,7 @@ gn_tls_pull(gnutls_transport_ptr_t ptr, void *data, size_t len)
                 c->read_ready = 0;
             }
             if (n == -1) {
-                gnutls_transport_set_errno(t->session, errno);
+                gn_tls_pull_error(c, errno);
             }
             return n;
         }
@@ -1210,7 +1348,7 @@ gn_tls_pull(gnutls_transport_ptr_t ptr, void *data, size_t len)
         n = gn_tls_fill(c);
         if (n <= 0) {
             if (n == -1) {
-                gnutls_transport_set_errno(t->session, errno);
+                gn_tls_pull_error(c, errno);
             }
             return n;
         }
@@ -1289,36 +1427,48 @@ gn_tls_recv(gn_conn_t *c, u_char *buf, size_t len)
     gn_tls_conn_t  *t = c->tls;
     ssize_t         n;
 
-    n = gnutls_record_recv(t->session, buf, len);
+    for ( ;; ) {
+        t->eagain = 0;
+        n = gnutls_record_recv(t->session, buf, len);
 
-    if (n >= 0) {
-        return n;
+        if (n >= 0) {
+            /* more plaintext of this record waits inside GnuTLS */
+            if (n > 0 && gnutls_record_check_pending(t->session) > 0) {
+                c->read_ready = 1;
+            }
+            return n;
+        }
+
+        if (n == GNUTLS_E_REHANDSHAKE) {
+            /* TLS 1.2 client-initiated renegotiation: refused with a
+             * warning (RFC 5246 section 7.2.2); the connection goes on */
+            gn_log_error(GN_LOG_INFO, &c->log, 0, "client asked for TLS "
+                         "renegotiation, refused");
+            (void) gnutls_alert_send(t->session, GNUTLS_AL_WARNING,
+                                     GNUTLS_A_NO_RENEGOTIATION);
+            continue;
+        }
+
+        if (!gn_tls_again(c, (int) n)) {
+            break;
+        }
     }
 
-    switch (n) {
-
-    case GNUTLS_E_AGAIN:
-    case GNUTLS_E_INTERRUPTED:
+    if (n == GNUTLS_E_AGAIN || n == GNUTLS_E_INTERRUPTED) {
         return GN_AGAIN;
+    }
 
-    case GNUTLS_E_REHANDSHAKE:
-        /* client-initiated renegotiation: refused */
-        gn_log_error(GN_LOG_INFO, &c->log, 0, "client asked for TLS "
-                     "renegotiation, refused");
-        (void) gnutls_alert_send(t->session, GNUTLS_AL_FATAL,
-                                 GNUTLS_A_NO_RENEGOTIATION);
-        errno = ECONNRESET;
-        return GN_ERROR;
-
-    case GNUTLS_E_PREMATURE_TERMINATION:
+    if (n == GNUTLS_E_PREMATURE_TERMINATION) {
+        t->ended = 1;
         return 0;
+    }
 
-    default:
+    if (gn_tls_failed(c, (int) n)) {
         gn_log_error(GN_LOG_INFO, &c->log, 0, "TLS receive failed: %s",
                      gnutls_strerror((int) n));
-        errno = ECONNRESET;
-        return GN_ERROR;
     }
+    errno = ECONNRESET;
+    return GN_ERROR;
 }
 
 

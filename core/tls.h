@@ -48,6 +48,14 @@ void gn_tls_conn_info(gn_conn_t *c, gn_str_t *protocol, gn_str_t *cipher,
     gn_str_t *resumed, gn_str_t *sni);
 
 /* Frees a connection's TLS state (close_notify is attempted). */
+/* Closing a connection that lingers: sends the session's last record
+ * (the alert of the error that ended it, or close_notify) and frees the
+ * TLS state, leaving the socket to plain reads. GN_AGAIN: the socket is
+ * full; call again when it is writable. */
+gn_int_t gn_tls_conn_shutdown(gn_conn_t *c);
+
+/* Frees the TLS state of a connection that closes now, after a best
+ * effort at its last record. */
 void gn_tls_conn_close(gn_conn_t *c);
 
 #endif /* GN_CORE_TLS_H_INCLUDED */

@@ -86,6 +86,7 @@ GN_INTEG_TESTS = \
     %reldir%/integ/16-listen-deferred.t \
     %reldir%/integ/17-private-files.t \
     %reldir%/integ/18-server-tokens.t \
+    %reldir%/integ/19-http-lingering.t \
     %reldir%/integ/20-tls-basic.t \
     %reldir%/integ/21-tls-sni.t \
     %reldir%/integ/22-tls-session-cache.t \
