@@ -95,6 +95,7 @@ typedef struct {
     unsigned          drained:1;    /* in's recv() emptied the socket */
     unsigned          eagain:1;     /* the last pull met an empty socket */
     unsigned          ended:1;      /* alert or close_notify is out */
+    unsigned          refused:1;    /* a renegotiation was refused */
     unsigned          more:1;       /* more follows at once: MSG_MORE */
     unsigned          peeked:1;     /* first byte checked: it is TLS */
     unsigned          tickets:2;    /* TLS 1.3 session tickets due */
@@ -894,13 +895,13 @@ gn_tls_reject_plain(gn_conn_t *c)
         "Connection: close\r\n"
         "\r\n"
         "A plain HTTP request was sent to a TLS (HTTPS) port\n";
-    char               drain[4096];
+    gn_tls_conn_t     *t = c->tls;
 
     gn_log_error(GN_LOG_INFO, &c->log, 0, "client sent a plain HTTP "
                  "request to a TLS port");
-    (void) recv(c->io.fd, drain, sizeof(drain), MSG_DONTWAIT);
     (void) send(c->io.fd, msg, sizeof(msg) - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
-    (void) shutdown(c->io.fd, SHUT_WR);
+    t->ended = 1;                       /* no TLS record after that */
+    c->linger_close = 1;                /* the rest of the request */
     gn_conn_close(c);
 }
 
@@ -1446,8 +1447,19 @@ gn_tls_recv(gn_conn_t *c, u_char *buf, size_t len)
                          "renegotiation, refused");
             (void) gnutls_alert_send(t->session, GNUTLS_AL_WARNING,
                                      GNUTLS_A_NO_RENEGOTIATION);
+            t->refused = 1;
             continue;
         }
+
+        if (n == GNUTLS_E_UNEXPECTED_PACKET && t->refused) {
+            /* GnuTLS keeps the refused ClientHello in its record buffer
+             * (for a gnutls_handshake() that will not come); the next
+             * read discards it with this error, and the session goes on
+             * (lib/buffers.c, _gnutls_record_buffer_get, 3.7) */
+            t->refused = 0;
+            continue;
+        }
+        t->refused = 0;
 
         if (!gn_tls_again(c, (int) n)) {
             break;

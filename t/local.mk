@@ -96,6 +96,7 @@ GN_INTEG_TESTS = \
     %reldir%/integ/26-tls-testssl.t \
     %reldir%/integ/27-tls-transport.t \
     %reldir%/integ/28-tls-key-share.t \
+    %reldir%/integ/29-tls-records.t \
     %reldir%/integ/30-rewrite.t \
     %reldir%/integ/31-access.t \
     %reldir%/integ/32-access-log.t \
@@ -140,7 +141,7 @@ GN_ABI_TESTS = %reldir%/abi-check.sh
 
 TESTS += $(GN_UNIT_TESTS) $(GN_INTEG_TESTS) $(GN_ABI_TESTS)
 EXTRA_DIST += $(GN_INTEG_TESTS) %reldir%/lib/GnTest.pm %reldir%/lib/GnTLS.pm \
-    %reldir%/lib/GnLoad.pm \
+    %reldir%/lib/GnLoad.pm %reldir%/lib/tlsraw.py \
     %reldir%/README.md %reldir%/valgrind.supp \
     %reldir%/mkcerts.sh
 
