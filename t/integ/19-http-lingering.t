@@ -76,6 +76,10 @@ EOF
 for my $i (0 .. 9) {
     $t->write_file("html/f$i.txt", "file $i " . ('x' x ($i * 13)) . "\n");
 }
+# 8 KB each: 3,000 of them fill every socket buffer on the way
+for my $i (0 .. 9) {
+    $t->write_file("html/b$i.txt", "file $i " . ('x' x 8192) . "\n");
+}
 
 $t->run;
 
@@ -94,14 +98,15 @@ sub tls_connect
 
 sub requests
 {
-    my ($n) = @_;
-    return join('', map { "GET /f" . ($_ % 10) . ".txt HTTP/1.1\r\n"
+    my ($n, $f) = @_;
+    $f //= 'f';
+    return join('', map { "GET /$f" . ($_ % 10) . ".txt HTTP/1.1\r\n"
                           . "Host: localhost\r\n\r\n" } 0 .. $n - 1);
 }
 
 # Writes $data (non-blocking, so that the server's answers are read
-# meanwhile when $read_now) after $delay s, reads until the server closes
-# or `limit` s pass.  Returns (bytes read, how the read ended: 'eof',
+# meanwhile) and reads, from `delay` s on (calling `at_read` then), until
+# the server closes or `limit` s pass.  Returns (bytes read, how the read ended: 'eof',
 # 'reset', 'timeout', 'write error').
 sub exchange
 {
@@ -132,6 +137,10 @@ sub exchange
             sleep(0.05);
             next;
         }
+        if ($o{at_read}) {
+            $o{at_read}->();
+            delete $o{at_read};
+        }
         my $n = sysread($s, $in, 65536, length $in);
         if (defined $n) {
             return ($in, 'eof') if $n == 0;
@@ -155,7 +164,7 @@ sub gn_min { return $_[0] < $_[1] ? $_[0] : $_[1]; }
 # Connection header, leftover bytes).
 sub responses
 {
-    my ($in) = @_;
+    my ($in, $x) = @_;
     my ($n, $order, $last) = (0, 1, '');
     while ($in =~ s/^HTTP\/1\.1 200 OK\r\n((?:[^\r\n]+\r\n)*)\r\n//) {
         my $h = $1;
@@ -163,7 +172,8 @@ sub responses
         last unless defined $len && length($in) >= $len;
         my $body = substr($in, 0, $len, '');
         my $i = $n % 10;
-        $order = 0 unless $body =~ /^file $i x{@{[ $i * 13 ]}}\n\z/;
+        my $xs = $x // $i * 13;
+        $order = 0 unless $body =~ /^file $i x{$xs}\n\z/;
         ($last) = $h =~ /^Connection: (\S+)\r$/mi;
         $last //= '';
         $n++;
@@ -219,6 +229,28 @@ for my $tls (0, 1) {
         or diag(substr($in, 0, 200));
     like($how, qr/^(eof|write error: .*)$/, 'a POST with a body not read: '
                                             . 'no reset before the answer');
+    close $s;
+}
+
+# A reload while a client's 3,000 pipelined requests are being answered:
+# the old child answers what it is on with "Connection: close" and
+# lingers; the client reads every response up to that one, in order.
+for my $tls (0, 1) {
+    my $what = $tls ? 'TLS' : 'plain';
+    my $s = $tls ? tls_connect($t->port(3)) : $t->connect(port => $t->port(2));
+    my ($in, $how) = exchange($s, requests(3000, 'b'), delay => 1,
+                              at_read => sub {
+        my $from = length $t->error_log;
+        $t->signal('HUP');
+        $t->wait_log(qr/reload complete/, 10, undef, $from);
+    });
+    my ($count, $order, $last, $left) = responses($in, 8192);
+    ok($count > 0 && $count < 3000, "$what, reload during 3000 pipelined: "
+                                     . "$count answered");
+    ok($order, "$what, reload during 3000 pipelined: in order");
+    is(lc $last, 'close', "$what, reload: the last says Connection: close");
+    is($how, 'eof', "$what, reload: all read, then a clean end");
+    is($left, 0, "$what, reload: nothing after the last response");
     close $s;
 }
 
