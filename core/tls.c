@@ -37,6 +37,7 @@
 #define GN_TLS_RECORD        16384
 #define GN_TLS_INBUF         4096     /* read-ahead: a request, a flight */
 #define GN_TLS_SCACHE_DATA   2048     /* a serialised TLS 1.2 session */
+#define GN_TLS_SPINS         8192     /* see gn_tls_again() */
 
 /* TLS 1.2 and 1.3, forward secrecy, AEAD only (no CBC, no SHA-1 MAC),
  * X25519 then the NIST curves, never FFDHE; server's preference. */
@@ -96,6 +97,8 @@ typedef struct {
     unsigned          eagain:1;     /* the last pull met an empty socket */
     unsigned          ended:1;      /* alert or close_notify is out */
     unsigned          refused:1;    /* a renegotiation was refused */
+    unsigned          pulled:1;     /* the last GnuTLS call read */
+    unsigned          spins:14;     /* GNUTLS_E_AGAIN without a read */
     unsigned          more:1;       /* more follows at once: MSG_MORE */
     unsigned          peeked:1;     /* first byte checked: it is TLS */
     unsigned          tickets:2;    /* TLS 1.3 session tickets due */
@@ -937,7 +940,24 @@ gn_tls_again(gn_conn_t *c, int rc)
         return 0;
     }
 
-    return !t->eagain;
+    if (t->eagain) {
+        return 0;
+    }
+
+    /* Each call reads a record, or handles one GnuTLS holds already (a
+     * record of several handshake messages): a library that kept asking
+     * without doing either would spin the child, so that is bounded. */
+    if (t->pulled) {
+        t->spins = 0;
+    } else if (++t->spins > GN_TLS_SPINS) {
+        gn_log_error(GN_LOG_ERR, &c->log, 0, "GnuTLS returned "
+                     "GNUTLS_E_AGAIN %d times without reading, waiting "
+                     "for the next event", GN_TLS_SPINS);
+        t->spins = 0;
+        return 0;
+    }
+
+    return 1;
 }
 
 
@@ -1042,6 +1062,7 @@ gn_tls_handshake(gn_conn_t *c)
 
     do {
         t->eagain = 0;
+        t->pulled = 0;
         rc = gnutls_handshake(t->session);
     } while (gn_tls_again(c, rc));
 
@@ -1329,6 +1350,8 @@ gn_tls_pull(gnutls_transport_ptr_t ptr, void *data, size_t len)
     ssize_t         n;
     size_t          k;
 
+    t->pulled = 1;
+
     if (t->in_pos == t->in_end) {
 
         if (len >= GN_TLS_INBUF && c->read_ready) {
@@ -1430,6 +1453,7 @@ gn_tls_recv(gn_conn_t *c, u_char *buf, size_t len)
 
     for ( ;; ) {
         t->eagain = 0;
+        t->pulled = 0;
         n = gnutls_record_recv(t->session, buf, len);
 
         if (n >= 0) {
