@@ -11,6 +11,9 @@
 
 #include "gn_config.h"
 
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
 #include "str.h"
 #include "http_parse.h"
 
@@ -23,6 +26,8 @@
     ((off_t) (((uint64_t) 1 << (sizeof(off_t) * 8 - 1)) - 1))
 
 #define gn_http_ows(c)      ((c) == ' ' || (c) == '\t')
+#define gn_http_alnum(c)                                                      \
+    (((c) >= '0' && (c) <= '9') || (((c) | 0x20) >= 'a' && ((c) | 0x20) <= 'z'))
 
 
 typedef struct {
@@ -37,6 +42,7 @@ typedef struct {
     gn_uint_t    te;                /* Transfer-Encoding field lines */
     gn_uint_t    te_chunked;        /* "chunked" codings */
     gn_uint_t    te_other;          /* any other coding */
+    gn_uint_t    te_final_chunked;  /* the last coding so far is chunked */
     gn_uint_t    conn_close;
     gn_uint_t    conn_keepalive;
 } gn_http_frame_t;
@@ -52,7 +58,12 @@ typedef struct {
 
 
 static gn_int_t gn_http_tchar(u_char c);
-static u_char *gn_http_next_line(u_char *p, u_char *end, u_char **eol);
+static gn_int_t gn_http_scan_error(gn_http_scan_t *s, gn_int_t status,
+    const char *err);
+static gn_int_t gn_http_scan_request_line(gn_http_scan_t *s,
+    const u_char *p, const u_char *eol, const gn_http_limits_t *lim);
+static u_char *gn_http_next_line(gn_http_head_t *h, u_char *p, u_char *end,
+    u_char **eol);
 static gn_int_t gn_http_parse_request_line(gn_http_head_t *h, u_char *p,
     u_char *eol, const gn_http_limits_t *lim);
 static gn_int_t gn_http_parse_version(gn_http_head_t *h, u_char *p,
@@ -60,6 +71,10 @@ static gn_int_t gn_http_parse_version(gn_http_head_t *h, u_char *p,
 static gn_int_t gn_http_parse_target(gn_http_head_t *h);
 static void gn_http_split_query(gn_http_head_t *h, u_char *p, u_char *end);
 static gn_int_t gn_http_valid_host(const u_char *p, size_t len);
+static gn_int_t gn_http_valid_ipv6(const u_char *p, size_t len);
+static gn_int_t gn_http_valid_reg_name(const u_char *p, size_t len);
+static gn_int_t gn_http_host_char(u_char c);
+static gn_int_t gn_http_valid_port(const u_char *p, size_t len);
 static gn_int_t gn_http_parse_field(gn_http_head_t *h, gn_http_header_t *hd,
     u_char *p, u_char *eol);
 static gn_int_t gn_http_list_next(u_char **pos, u_char *end, gn_str_t *elt);
@@ -79,8 +94,7 @@ static gn_int_t gn_http_hexval(u_char c);
 static gn_int_t gn_http_path_segment(u_char *dst, size_t *d, size_t *seg);
 static gn_int_t gn_http_chunked_byte(gn_http_chunked_t *ctx, u_char ch,
     off_t max_body);
-static gn_int_t gn_http_chunked_ext(gn_http_chunked_t *ctx, u_char ch,
-    off_t max_body);
+static gn_int_t gn_http_chunked_ext(gn_http_chunked_t *ctx, u_char ch);
 static gn_int_t gn_http_chunked_trailer(gn_http_chunked_t *ctx, u_char ch);
 static gn_int_t gn_http_chunked_size_done(gn_http_chunked_t *ctx,
     off_t max_body);
@@ -123,9 +137,7 @@ static gn_http_field_t  gn_http_fields[] = {
 static gn_int_t
 gn_http_tchar(u_char c)
 {
-    if ((c >= '0' && c <= '9')
-        || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z'))
-    {
+    if (gn_http_alnum(c)) {
         return 1;
     }
 
@@ -141,8 +153,13 @@ gn_http_tchar(u_char c)
 
 
 /*
- * The incremental scan only finds where the head ends and enforces the
- * size limits; it validates nothing else (gn_http_parse_head() does).
+ * The incremental scan finds where the head ends, enforces the size
+ * limits and refuses bytes no head may hold (NUL, a CR or LF that is not
+ * part of a CRLF). Of the rest it only parses the request line, as soon
+ * as it ends: a request that can never be served (HTTP/0.9 or HTTP/2.0,
+ * a malformed line) is answered at once, since its client may send
+ * nothing more and would otherwise wait for client_header_timeout. The
+ * fields are left to gn_http_parse_head().
  * Every decision depends only on the bytes up to the current one, so the
  * result is the same however the head is split across calls. A CR as the
  * last byte received is left unscanned until the next byte shows whether
@@ -153,13 +170,14 @@ gn_int_t
 gn_http_parse_head_end(gn_http_scan_t *s, const u_char *buf, size_t len,
     const gn_http_limits_t *lim, size_t *head_len)
 {
-    u_char  c;
-    size_t  i, n, eol;
+    u_char    c;
+    size_t    i, n, eol;
+    gn_int_t  rc;
 
     for (i = s->pos; i < len; i++) {
 
         if (lim->max_head && i >= lim->max_head) {
-            return 431;
+            return gn_http_scan_error(s, 431, "request head too large");
         }
 
         c = buf[i];
@@ -171,38 +189,41 @@ gn_http_parse_head_end(gn_http_scan_t *s, const u_char *buf, size_t len,
             }
 
             if (buf[i + 1] != '\n') {
-                return 400;
+                return gn_http_scan_error(s, 400, "bare CR in request head");
             }
 
             eol = i++;
 
             if (lim->max_head && i >= lim->max_head) {
-                return 431;
+                return gn_http_scan_error(s, 431, "request head too large");
             }
 
         } else if (c == '\n') {
-            eol = i;
+            return gn_http_scan_error(s, 400, "bare LF in request head");
 
         } else if (c == '\0') {
-            return 400;
+            return gn_http_scan_error(s, 400, "NUL in request head");
 
         } else {
             n = i + 1 - s->line_start;
 
             if (s->lines == 0) {
                 if (lim->max_line && n > lim->max_line) {
-                    return 414;
+                    return gn_http_scan_error(s, 414,
+                                              "request line too long");
                 }
 
             } else {
                 if (n == 1 && lim->max_headers
                     && s->lines - 1 >= lim->max_headers)
                 {
-                    return 431;
+                    return gn_http_scan_error(s, 431,
+                                              "too many header fields");
                 }
 
                 if (lim->max_field && n > lim->max_field) {
-                    return 431;
+                    return gn_http_scan_error(s, 431,
+                                              "header field too large");
                 }
             }
 
@@ -223,6 +244,14 @@ gn_http_parse_head_end(gn_http_scan_t *s, const u_char *buf, size_t len,
             return GN_OK;
         }
 
+        if (s->lines == 0) {
+            rc = gn_http_scan_request_line(s, buf + s->line_start, buf + eol,
+                                           lim);
+            if (rc != GN_OK) {
+                return rc;
+            }
+        }
+
         s->lines++;
         s->line_start = i + 1;
     }
@@ -232,27 +261,61 @@ gn_http_parse_head_end(gn_http_scan_t *s, const u_char *buf, size_t len,
 }
 
 
+static gn_int_t
+gn_http_scan_error(gn_http_scan_t *s, gn_int_t status, const char *err)
+{
+    s->err = err;
+    return status;
+}
+
+
+/* The request line [p, eol), complete: GN_OK or its error status. */
+
+static gn_int_t
+gn_http_scan_request_line(gn_http_scan_t *s, const u_char *p,
+    const u_char *eol, const gn_http_limits_t *lim)
+{
+    gn_int_t        rc;
+    gn_http_head_t  h;
+
+    memset(&h, 0, sizeof(gn_http_head_t));
+
+    /* it only reads the line; the pointers it keeps in h die with h */
+    rc = gn_http_parse_request_line(&h, (u_char *) p, (u_char *) eol, lim);
+
+    if (rc != GN_OK) {
+        s->err = h.err;
+    }
+
+    return rc;
+}
+
+
 /*
  * Returns the start of the next line and sets *eol to the end of this
- * line's content (before CRLF or LF); NULL if no LF is left. A CR
- * elsewhere stays in the content, where the character checks reject it.
+ * line's content (before its CRLF); NULL, with h->err set, if no LF is
+ * left or the first LF is not preceded by a CR. A CR elsewhere stays in
+ * the content, where the character checks reject it.
  */
 
 static u_char *
-gn_http_next_line(u_char *p, u_char *end, u_char **eol)
+gn_http_next_line(gn_http_head_t *h, u_char *p, u_char *end, u_char **eol)
 {
     u_char  *lf;
 
-    if (p == end) {
-        return NULL;
-    }
+    lf = (p < end) ? memchr(p, '\n', end - p) : NULL;
 
-    lf = memchr(p, '\n', end - p);
     if (lf == NULL) {
+        h->err = "incomplete request head";
         return NULL;
     }
 
-    *eol = (lf > p && lf[-1] == '\r') ? lf - 1 : lf;
+    if (lf == p || lf[-1] != '\r') {
+        h->err = "bare LF in request head";
+        return NULL;
+    }
+
+    *eol = lf - 1;
 
     return lf + 1;
 }
@@ -274,21 +337,12 @@ gn_http_parse_head(gn_http_head_t *h, u_char *buf, size_t len,
 
     /* RFC 9112 2.2: empty lines before the request line are ignored */
 
-    for ( ;; ) {
-        if (p < end && *p == '\n') {
-            p++;
-
-        } else if (end - p >= 2 && p[0] == '\r' && p[1] == '\n') {
-            p += 2;
-
-        } else {
-            break;
-        }
+    while (end - p >= 2 && p[0] == '\r' && p[1] == '\n') {
+        p += 2;
     }
 
-    next = gn_http_next_line(p, end, &eol);
+    next = gn_http_next_line(h, p, end, &eol);
     if (next == NULL) {
-        h->err = "incomplete request head";
         return 400;
     }
 
@@ -299,9 +353,8 @@ gn_http_parse_head(gn_http_head_t *h, u_char *buf, size_t len,
 
     for (p = next; /* void */; p = next) {
 
-        next = gn_http_next_line(p, end, &eol);
+        next = gn_http_next_line(h, p, end, &eol);
         if (next == NULL) {
-            h->err = "incomplete request head";
             return 400;
         }
 
@@ -390,13 +443,19 @@ gn_http_parse_request_line(gn_http_head_t *h, u_char *p, u_char *eol,
         return 400;
     }
 
-    if (p == eol) {
-        h->err = "missing HTTP version";
-        return 400;
-    }
-
     h->target.data = start;
     h->target.len = p - start;
+
+    if (p == eol) {
+        /* HTTP/0.9: method SP target, no version; 505 if well-formed */
+        rc = gn_http_parse_target(h);
+        if (rc != GN_OK) {
+            return rc;
+        }
+
+        h->err = "HTTP/0.9 request";
+        return 505;
+    }
 
     p++;
 
@@ -409,7 +468,12 @@ gn_http_parse_request_line(gn_http_head_t *h, u_char *p, u_char *eol,
 }
 
 
-/* HTTP-version = "HTTP" "/" DIGIT "." DIGIT, case-sensitive */
+/*
+ * HTTP-version = "HTTP" "/" DIGIT "." DIGIT, case-sensitive. Only 1.0
+ * and 1.1: a higher HTTP/1 minor version gets 505 too, where RFC 9110
+ * 2.5 says a server SHOULD answer it as 1.1 (nginx does); no HTTP/1.2
+ * exists, and a client that claims one is not one we know.
+ */
 
 static gn_int_t
 gn_http_parse_version(gn_http_head_t *h, u_char *p, size_t len)
@@ -554,71 +618,146 @@ gn_http_split_query(gn_http_head_t *h, u_char *p, u_char *end)
 
 
 /*
- * A loose check of uri-host [ ":" port ] (Host or a target's authority):
- * not empty, no whitespace, CTL, DEL or bytes that would let the name
- * escape a directory or carry a second value ('/', '\\', '@', '?', '#',
- * ','), no "..", a bracketed IP literal closed before the port, and a
- * port of digits only.
+ * uri-host [ ":" port ] (RFC 3986 3.2.2, 3.2.3), the value of Host or the
+ * authority of a target. Anything else is refused (400): a proxy in
+ * front may read it as another name, or as none.
+ *   - "[" IPv6address "]" as inet_pton() reads it: no zone identifier,
+ *     no IPvFuture;
+ *   - otherwise a reg-name (an IPv4 address is one): dot-separated
+ *     labels, none empty (".a", "a..b", "." are refused; one trailing
+ *     dot, the DNS root, is allowed), of unreserved and sub-delims bytes
+ *     but ',' (Host is one value, not a list), without pct-encoding (no
+ *     server name has one);
+ *   - a port of digits worth 1 to 65535, or empty ("a:", which RFC 3986
+ *     allows and nginx accepts).
  */
 
 static gn_int_t
 gn_http_valid_host(const u_char *p, size_t len)
 {
-    size_t   i, port;
-    u_char   c;
+    const u_char  *end, *q;
+
+    end = p + len;
+
+    if (len > 0 && p[0] == '[') {
+        q = memchr(p, ']', len);
+
+        if (q == NULL || gn_http_valid_ipv6(p + 1, q - p - 1) != GN_OK) {
+            return GN_ERROR;
+        }
+
+        q++;
+
+    } else {
+        q = memchr(p, ':', len);
+        if (q == NULL) {
+            q = end;
+        }
+
+        if (gn_http_valid_reg_name(p, q - p) != GN_OK) {
+            return GN_ERROR;
+        }
+    }
+
+    if (q == end) {
+        return GN_OK;
+    }
+
+    if (*q != ':') {
+        return GN_ERROR;
+    }
+
+    return gn_http_valid_port(q + 1, end - q - 1);
+}
+
+
+static gn_int_t
+gn_http_valid_ipv6(const u_char *p, size_t len)
+{
+    char             buf[INET6_ADDRSTRLEN];
+    size_t           i;
+    struct in6_addr  addr;
+
+    if (len == 0 || len >= sizeof(buf)) {
+        return GN_ERROR;
+    }
+
+    for (i = 0; i < len; i++) {
+        if (gn_http_hexval(p[i]) < 0 && p[i] != ':' && p[i] != '.') {
+            return GN_ERROR;
+        }
+    }
+
+    memcpy(buf, p, len);
+    buf[len] = '\0';
+
+    return inet_pton(AF_INET6, buf, &addr) == 1 ? GN_OK : GN_ERROR;
+}
+
+
+static gn_int_t
+gn_http_valid_reg_name(const u_char *p, size_t len)
+{
+    u_char  c;
+    size_t  i, label;
 
     if (len == 0) {
         return GN_ERROR;
     }
 
-    port = len;
-
-    if (p[0] == '[') {
-        for (i = 1; i < len && p[i] != ']'; i++) {
-            /* void */
-        }
-
-        if (i == len || i == 1) {
-            return GN_ERROR;
-        }
-
-        if (i + 1 < len) {
-            if (p[i + 1] != ':') {
-                return GN_ERROR;
-            }
-            port = i + 1;
-        }
-
-    } else {
-        for (i = 0; i < len; i++) {
-            if (p[i] == ':') {
-                if (port != len || i == 0) {
-                    return GN_ERROR;
-                }
-                port = i;
-            }
-        }
-    }
-
-    for (i = 0; i < len; i++) {
+    for (label = 0, i = 0; i < len; i++) {
         c = p[i];
 
-        if (c <= 0x20 || c == 0x7f || c == '/' || c == '\\' || c == '@'
-            || c == '?' || c == '#' || c == ',')
-        {
+        if (c == '.') {
+            if (label == 0) {
+                return GN_ERROR;
+            }
+            label = 0;
+            continue;
+        }
+
+        if (!gn_http_host_char(c)) {
             return GN_ERROR;
         }
 
-        if (c == '.' && i + 1 < len && p[i + 1] == '.') {
-            return GN_ERROR;
-        }
-
-        if (i > port && (c < '0' || c > '9')) {
-            return GN_ERROR;
-        }
+        label++;
     }
 
     return GN_OK;
+}
+
+
+/* unreserved and sub-delims (RFC 3986 2.2, 2.3) but '.' and ',' */
+
+static gn_int_t
+gn_http_host_char(u_char c)
+{
+    if (gn_http_alnum(c)) {
+        return 1;
+    }
+
+    switch (c) {
+    case '-': case '_': case '~': case '!': case '$': case '&': case '\'':
+    case '(': case ')': case '*': case '+': case ';': case '=':
+        return 1;
+    }
+
+    return 0;
+}
+
+
+static gn_int_t
+gn_http_valid_port(const u_char *p, size_t len)
+{
+    gn_int_t  n;
+
+    if (len == 0) {
+        return GN_OK;
+    }
+
+    n = gn_atoi(p, len);
+
+    return (n >= 1 && n <= 65535) ? GN_OK : GN_ERROR;
 }
 
 
@@ -753,19 +892,22 @@ gn_http_list_next(u_char **pos, u_char *end, gn_str_t *elt)
  *        this instead of dropping Content-Length; we do, always);
  *      - an empty value or a malformed or empty list element -> 400;
  *      - "chunked" more than once -> 400 (6.1: MUST NOT apply twice);
- *      - any other coding (gzip, "xchunked", ...), which includes a final
- *        coding other than chunked, -> 501: the body length cannot be
- *        determined (6.3 rule 4) and we decode nothing but chunked;
+ *      - a final coding (over all TE fields, in order) other than a bare
+ *        "chunked" ("gzip", "chunked, gzip", "xchunked", "chunked;x=1")
+ *        -> 400: the body length cannot be determined (6.3 rule 4);
+ *      - a coding before the final chunked ("gzip, chunked") -> 501:
+ *        the framing is known, but we decode nothing but chunked (6.1);
  *      - otherwise the body is chunked (h->chunked = 1).
- *   2. Content-Length present (6.3 rule 6): every element of every CL
- *      field must be 1*DIGIT (no sign, no spaces inside, no empty
- *      element), fit in off_t, and all must be equal (8.6 allows
- *      "5, 5" and repeated identical fields); else 400.
+ *   2. Content-Length present (6.3 rule 6): one field line whose value
+ *      is 1*DIGIT (no sign, no spaces inside, no list) that fits in
+ *      off_t; else 400. A second field, or a list, is refused even when
+ *      the values agree ("5, 5"): 8.6 lets a recipient reject it, and a
+ *      proxy that reads only one of them frames the body its own way.
  *   3. Neither: no body (6.3 rule 7: a request without framing has a
  *      zero-length body).
  * Host (RFC 9112 3.2): exactly one field line in HTTP/1.1 (zero or two
- * -> 400), at most one in HTTP/1.0; its value must be a plausible
- * uri-host[:port]. An empty Host is accepted only when the target is in
+ * -> 400), at most one in HTTP/1.0; its value must be an RFC 3986
+ * authority (gn_http_valid_host()). An empty Host is accepted only when the target is in
  * absolute-form, whose authority overrides Host (3.2.2) and becomes
  * h->host.
  * Connection (9.3): HTTP/1.1 keeps the connection unless a "close" token
@@ -853,7 +995,12 @@ gn_http_frame(gn_http_head_t *h, gn_http_frame_t *f)
             return 400;
         }
 
-        if (f->te_other || f->te_chunked == 0) {
+        if (!f->te_final_chunked) {
+            h->err = "final transfer coding is not chunked";
+            return 400;
+        }
+
+        if (f->te_other) {
             h->err = "unsupported transfer coding";
             return 501;
         }
@@ -926,39 +1073,32 @@ static gn_int_t
 gn_http_field_content_length(gn_http_head_t *h, gn_http_frame_t *f,
     gn_str_t *value)
 {
-    off_t      n;
-    u_char    *p, *end;
-    size_t     i;
-    gn_str_t   elt;
+    off_t    n;
+    u_char   c;
+    size_t   i;
 
-    p = value->data;
-    end = p + value->len;
+    if (h->content_length != -1) {
+        h->err = "duplicate Content-Length";
+        return 400;
+    }
 
-    while (gn_http_list_next(&p, end, &elt)) {
+    if (value->len == 0) {
+        h->err = "invalid Content-Length";
+        return 400;
+    }
 
-        if (elt.len == 0) {
+    for (n = 0, i = 0; i < value->len; i++) {
+        c = value->data[i];
+
+        if (c < '0' || c > '9' || n > (GN_HTTP_MAX_OFF_T - (c - '0')) / 10) {
             h->err = "invalid Content-Length";
             return 400;
         }
 
-        for (n = 0, i = 0; i < elt.len; i++) {
-            if (elt.data[i] < '0' || elt.data[i] > '9'
-                || n > (GN_HTTP_MAX_OFF_T - (elt.data[i] - '0')) / 10)
-            {
-                h->err = "invalid Content-Length";
-                return 400;
-            }
-
-            n = n * 10 + (elt.data[i] - '0');
-        }
-
-        if (h->content_length != -1 && h->content_length != n) {
-            h->err = "conflicting Content-Length";
-            return 400;
-        }
-
-        h->content_length = n;
+        n = n * 10 + (c - '0');
     }
+
+    h->content_length = n;
 
     return GN_OK;
 }
@@ -967,8 +1107,9 @@ gn_http_field_content_length(gn_http_head_t *h, gn_http_frame_t *f,
 /*
  * transfer-coding = token *( OWS ";" OWS transfer-parameter ). Only a
  * bare "chunked" counts as chunked; a token with parameters or any other
- * token is "another coding" (501). Whatever follows a token must start a
- * parameter list, so "chunked x" or "chunked\"" is malformed (400).
+ * token is "another coding" (400 if it is the last, else 501). Whatever
+ * follows a token must start a parameter list, so "chunked x" or
+ * "chunked\"" is malformed (400).
  */
 
 static gn_int_t
@@ -997,6 +1138,7 @@ gn_http_field_transfer_encoding(gn_http_head_t *h, gn_http_frame_t *f,
 
         if (i == elt.len && gn_str_caseeq(&elt, "chunked")) {
             f->te_chunked++;
+            f->te_final_chunked = 1;
             continue;
         }
 
@@ -1010,6 +1152,7 @@ gn_http_field_transfer_encoding(gn_http_head_t *h, gn_http_frame_t *f,
         }
 
         f->te_other++;
+        f->te_final_chunked = 0;
     }
 
     return GN_OK;
@@ -1195,10 +1338,12 @@ gn_http_path_segment(u_char *dst, size_t *d, size_t *seg)
  *   chunk-ext = *( BWS ";" BWS name [ BWS "=" BWS ( token / quoted ) ] )
  *
  * One byte at a time through a state machine, except chunk data, which is
- * handed out in place. Bare LF is accepted for CRLF; a CR must be
- * followed by LF. The extension grammar is checked exactly (a lenient
- * extension parser is a known smuggling vector: a quoted CR or LF must
- * never end a line here when it would not elsewhere).
+ * handed out in place. Every line ends in CRLF: a bare LF (which RFC 9112
+ * 2.2 tolerates in a head, not here) or a bare CR is an error, as
+ * proxies that disagree on where a chunk-size line or the data end are
+ * the classic smuggling pair. The extension grammar is checked exactly
+ * for the same reason (a quoted CR or LF must never end a line here when
+ * it would not elsewhere).
  */
 
 enum {
@@ -1270,6 +1415,12 @@ gn_http_chunked_parse(gn_http_chunked_t *ctx, u_char **pos, u_char *end,
         rc = gn_http_chunked_byte(ctx, *p, max_body);
 
         if (rc != GN_OK) {
+            /* ctx->size says which: the size that crosses max_body, or
+             * 0 for a malformed encoding (an overflowing size included) */
+            if (rc != GN_DECLINED) {
+                ctx->size = 0;
+            }
+
             ctx->state = sw_error;
             *pos = p;
             return GN_ERROR;
@@ -1295,7 +1446,7 @@ gn_http_chunked_byte(gn_http_chunked_t *ctx, u_char ch, off_t max_body)
     gn_int_t  v;
 
     if (ctx->state >= sw_ext_ws && ctx->state <= sw_ext_quoted_end) {
-        return gn_http_chunked_ext(ctx, ch, max_body);
+        return gn_http_chunked_ext(ctx, ch);
     }
 
     if (ctx->state >= sw_trailer_start && ctx->state <= sw_last_lf) {
@@ -1328,12 +1479,8 @@ gn_http_chunked_byte(gn_http_chunked_t *ctx, u_char ch, off_t max_body)
             return GN_OK;
         }
 
-        if (ch == '\n') {
-            return gn_http_chunked_size_done(ctx, max_body);
-        }
-
         ctx->state = sw_ext_ws;
-        return gn_http_chunked_ext(ctx, ch, max_body);
+        return gn_http_chunked_ext(ctx, ch);
 
     case sw_size_lf:
         if (ch != '\n') {
@@ -1342,15 +1489,11 @@ gn_http_chunked_byte(gn_http_chunked_t *ctx, u_char ch, off_t max_body)
         return gn_http_chunked_size_done(ctx, max_body);
 
     case sw_data_cr:
-        if (ch == '\r') {
-            ctx->state = sw_data_lf;
-            return GN_OK;
+        if (ch != '\r') {
+            return GN_ERROR;
         }
-        if (ch == '\n') {
-            ctx->state = sw_size_start;
-            return GN_OK;
-        }
-        return GN_ERROR;
+        ctx->state = sw_data_lf;
+        return GN_OK;
 
     case sw_data_lf:
         if (ch != '\n') {
@@ -1367,7 +1510,7 @@ gn_http_chunked_byte(gn_http_chunked_t *ctx, u_char ch, off_t max_body)
 /* Extension bytes, from the first one after the chunk size to its CR. */
 
 static gn_int_t
-gn_http_chunked_ext(gn_http_chunked_t *ctx, u_char ch, off_t max_body)
+gn_http_chunked_ext(gn_http_chunked_t *ctx, u_char ch)
 {
     gn_uint_t  ows, tchar;
 
@@ -1456,10 +1599,6 @@ gn_http_chunked_ext(gn_http_chunked_t *ctx, u_char ch, off_t max_body)
         ctx->ext_len--;
         ctx->state = sw_size_lf;
         return GN_OK;
-
-    case '\n':
-        ctx->ext_len--;
-        return gn_http_chunked_size_done(ctx, max_body);
     }
 
     return GN_ERROR;
@@ -1482,10 +1621,6 @@ gn_http_chunked_trailer(gn_http_chunked_t *ctx, u_char ch)
             ctx->state = sw_last_lf;
             return GN_OK;
         }
-        if (ch == '\n') {
-            ctx->state = sw_done;
-            return GN_OK;
-        }
         if (!gn_http_tchar(ch)) {
             return GN_ERROR;            /* incl. obs-fold */
         }
@@ -1502,10 +1637,6 @@ gn_http_chunked_trailer(gn_http_chunked_t *ctx, u_char ch)
     case sw_trailer_value:
         if (ch == '\r') {
             ctx->state = sw_trailer_lf;
-            return GN_OK;
-        }
-        if (ch == '\n') {
-            ctx->state = sw_trailer_start;
             return GN_OK;
         }
         return (ch >= 0x20 && ch != 0x7f) || ch == '\t' ? GN_OK : GN_ERROR;
@@ -1529,14 +1660,16 @@ gn_http_chunked_trailer(gn_http_chunked_t *ctx, u_char ch)
 }
 
 
+/* GN_DECLINED: the chunk would make the body larger than max_body. */
+
 static gn_int_t
 gn_http_chunked_size_done(gn_http_chunked_t *ctx, off_t max_body)
 {
-    if (ctx->size > GN_HTTP_MAX_OFF_T - ctx->total) {
-        return GN_ERROR;
+    if (max_body > 0 && ctx->size > max_body - ctx->total) {
+        return GN_DECLINED;
     }
 
-    if (max_body > 0 && ctx->total + ctx->size > max_body) {
+    if (ctx->size > GN_HTTP_MAX_OFF_T - ctx->total) {
         return GN_ERROR;
     }
 

@@ -46,6 +46,7 @@ typedef struct {
     size_t      line_start;     /* offset of the line being scanned */
     gn_uint_t   lines;          /* complete lines seen */
     gn_uint_t   skip_crlf;      /* leading empty lines skipped (RFC 9112 2.2) */
+    const char *err;            /* on error: a short, static reason */
 } gn_http_scan_t;
 
 typedef struct {
@@ -87,10 +88,13 @@ typedef struct {
  * Scans buf[0..len) (all bytes received so far for this head; the caller
  * never moves or changes bytes already scanned) for the end of the head.
  * Returns GN_OK and sets *head_len (bytes up to and including the empty
- * line), GN_AGAIN if the head is not complete yet, or an HTTP status:
- * 414 (request line longer than lim->max_line), 431 (head longer than
- * lim->max_head, a field line longer than lim->max_field, or more than
- * lim->max_headers lines), 400 (a NUL or bare CR seen).
+ * line), GN_AGAIN if the head is not complete yet, or an HTTP status with
+ * s->err set: 414 (request line longer than lim->max_line), 431 (head
+ * longer than lim->max_head, a field line longer than lim->max_field, or
+ * more than lim->max_headers lines), 400 (a NUL, or a CR or LF outside a
+ * CRLF), or, as soon as the request line has ended, the status
+ * gn_http_parse_head() gives a request line it refuses (400 or 505): a
+ * client that is never to be served is not left waiting for more.
  */
 gn_int_t gn_http_parse_head_end(gn_http_scan_t *s, const u_char *buf,
     size_t len, const gn_http_limits_t *lim, size_t *head_len);
@@ -99,15 +103,19 @@ gn_int_t gn_http_parse_head_end(gn_http_scan_t *s, const u_char *buf,
  * Parses a complete head (as found by gn_http_parse_head_end()) into h,
  * using hdrs[0..max) for the header fields. Strings in h point into buf.
  * Returns GN_OK or an HTTP status with h->err set:
- *   400 malformed request line or field, bad or missing Host in HTTP/1.1,
- *       duplicated Host, invalid or conflicting Content-Length,
- *       Transfer-Encoding together with Content-Length, obs-fold,
- *       whitespace before a colon, invalid characters;
+ *   400 malformed request line or field, a line not ended by CRLF, bad
+ *       or missing Host in HTTP/1.1 (Host and an absolute-form authority
+ *       must be RFC 3986 authorities), duplicated Host, invalid or
+ *       repeated Content-Length (even "5, 5"), Transfer-Encoding together
+ *       with Content-Length, a final transfer coding other than chunked,
+ *       obs-fold, whitespace before a colon, invalid characters;
  *   414 target too long (lim->max_line);
  *   431 too many fields (max) or a field too large;
- *   501 a transfer coding other than chunked, an unknown method is NOT an
- *       error here (h->method = GN_HTTP_UNKNOWN, the handler answers 501);
- *   505 an HTTP version other than 1.0 and 1.1.
+ *   501 a transfer coding other than chunked before the final chunked;
+ *       an unknown method is NOT an error here (h->method =
+ *       GN_HTTP_UNKNOWN, the handler answers 501);
+ *   505 an HTTP version other than 1.0 and 1.1 (HTTP/1.2 included), or
+ *       none (an HTTP/0.9 request line: method SP target).
  */
 gn_int_t gn_http_parse_head(gn_http_head_t *h, u_char *buf, size_t len,
     const gn_http_limits_t *lim, gn_http_header_t *hdrs, size_t max);
@@ -155,8 +163,10 @@ typedef struct {
  * chunk data (possibly less than the chunk) and *pos has advanced past
  * it; on GN_AGAIN all input was consumed and more is needed; on GN_DONE
  * the last chunk and trailers were consumed (*pos is just past them);
- * GN_ERROR for a malformed encoding or a chunk size that overflows or
- * makes total exceed max_body (when max_body > 0).
+ * GN_ERROR for a malformed encoding (a line not ended by CRLF, a chunk
+ * size that does not fit in off_t included: ctx->size is then 0, the
+ * caller answers 400) or for a chunk size that makes total exceed
+ * max_body when max_body > 0 (ctx->size is then that size: 413).
  */
 gn_int_t gn_http_chunked_parse(gn_http_chunked_t *ctx, u_char **pos,
     u_char *end, u_char **data, size_t *size, off_t max_body);

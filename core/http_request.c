@@ -335,10 +335,7 @@ gn_http_read(gn_conn_t *c)
             }
 
             if (rc != GN_AGAIN) {
-                gn_http_reject(c, (gn_uint_t) rc,
-                               rc == 414 ? "request line too long"
-                               : rc == 431 ? "request head too large"
-                               : "malformed request head");
+                gn_http_reject(c, (gn_uint_t) rc, c->scan.err);
                 return;
             }
         }

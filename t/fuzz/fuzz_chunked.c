@@ -6,7 +6,9 @@
  * the rest is the body as received. The body is decoded whole, in three
  * pieces cut at the two split points, and one byte at a time; the
  * result, the decoded data and where decoding stopped must be the same
- * every time (the decoder promises it may be fed any split).
+ * every time (the decoder promises it may be fed any split). After an
+ * error the chunk size left in the context is 0 unless that size is what
+ * crossed the body limit (the caller's 400 or 413 depends on it).
  */
 
 #include "gn_config.h"
@@ -78,6 +80,9 @@ fz_decode(u_char *buf, size_t len, const size_t *cuts, size_t ncuts,
 
         fz_check(rc == GN_DONE || rc == GN_ERROR, "known result");
         fz_check(pos >= buf && pos <= end, "pos inside the input");
+        fz_check(rc != GN_ERROR || ctx.size == 0
+                 || (max_body > 0 && ctx.size > max_body - ctx.total),
+                 "an error leaves size 0 unless it crossed max_body");
 
         res->stop = (size_t) (pos - buf);
 

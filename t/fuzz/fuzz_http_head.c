@@ -7,9 +7,9 @@
  * whole, in two pieces split where byte 0 says, and one byte at a time;
  * all three must give the same result and the same head length (the
  * scanner promises its answer does not depend on how the bytes arrive).
- * A head it finds is then parsed by gn_http_parse_head(), whose result
- * must be one of the documented codes and whose strings must all lie
- * inside the head.
+ * An error must come with its reason. A head it finds is then parsed by
+ * gn_http_parse_head(), whose result must be one of the documented codes
+ * and whose strings must all lie inside the head.
  */
 
 #include "gn_config.h"
@@ -65,6 +65,9 @@ fz_scan(const u_char *buf, size_t len, size_t split,
     if (rc == GN_AGAIN && split < len) {
         rc = gn_http_parse_head_end(&s, buf, len, lim, head_len);
     }
+
+    fz_check(rc == GN_OK || rc == GN_AGAIN || s.err != NULL,
+             "a scan error has a reason");
 
     return rc;
 }
@@ -178,7 +181,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     rc3 = fz_scan_bytes(buf, len, lim, &hl3);
 
     fz_check(rc1 == GN_OK || rc1 == GN_AGAIN || rc1 == 400 || rc1 == 414
-             || rc1 == 431, "parse_head_end returns a known code");
+             || rc1 == 431 || rc1 == 505,
+             "parse_head_end returns a known code");
     fz_check(rc1 == rc2, "same result whole and split");
     fz_check(len == 0 || rc1 == rc3,
              "same result whole and byte at a time");
