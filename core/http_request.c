@@ -527,6 +527,45 @@ gn_http_body_rules(gn_http_request_t *r)
 }
 
 
+/*
+ * The head was read within the limits of the listener's default server
+ * (gn_http_limits()); those of the server the Host or SNI chose apply as
+ * well, so the head is scanned again when they differ. Returns GN_OK or
+ * the 414 or 431 they give.
+ */
+static gn_int_t
+gn_http_server_limits(gn_http_request_t *r)
+{
+    gn_conn_t         *c = r->c;
+    gn_http_limits_t   def, lim;
+    gn_http_scan_t     s;
+    size_t             head_len;
+    gn_int_t           rc;
+
+    gn_http_limits(c->listen->default_srv->loc, &def);
+    gn_http_limits(r->loc, &lim);
+
+    if (memcmp(&def, &lim, sizeof(gn_http_limits_t)) == 0) {
+        return GN_OK;
+    }
+
+    memset(&s, 0, sizeof(gn_http_scan_t));
+
+    rc = gn_http_parse_head_end(&s, c->buf, r->head_len, &lim, &head_len);
+    if (rc == GN_OK || rc == GN_AGAIN) {
+        return GN_OK;
+    }
+
+    gn_log_error(GN_LOG_INFO, &c->log, 0, "client sent a request above "
+                 "the limits of its server: %s (answered %d)", s.err,
+                 (int) rc);
+    c->close = 1;
+    c->linger = 1;
+
+    return rc;
+}
+
+
 /* Maps the parsed head to a server, location and handler, and sets up
  * the response. */
 static gn_int_t
@@ -552,6 +591,11 @@ gn_http_run(gn_http_request_t *r)
         }
         r->srv = sni;
         r->loc = sni->loc;
+    }
+
+    rc = gn_http_server_limits(r);
+    if (rc != GN_OK) {
+        return gn_http_response_error(r, (gn_uint_t) rc);
     }
 
     if (h->method == GN_HTTP_UNKNOWN) {

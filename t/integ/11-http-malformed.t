@@ -8,8 +8,8 @@
 # RFC 9112 lets a server refuse: bare LF in the head and in chunked
 # framing, any second Content-Length, a final transfer coding other than
 # chunked, versions other than 1.0 and 1.1 (answered as soon as the
-# request line ends), Host values that are not authorities, overflowing
-# chunk sizes.
+# request line ends), Host values that are not authorities, the header
+# limits of the server the Host selects, overflowing chunk sizes.
 
 use strict;
 use warnings;
@@ -61,6 +61,16 @@ server {
     listen 127.0.0.1:%%PORT_0%%;
     server_name *.deep.wild.test www.exact.test;
     root html4;
+}
+
+# smaller head limits than the default server's
+server {
+    listen 127.0.0.1:%%PORT_0%%;
+    server_name small.test;
+    root html;
+    client_max_header_size 1k;
+    client_max_headers 5;
+    client_max_request_line 512;
 }
 EOF_CONF
 
@@ -472,6 +482,22 @@ check('headers up to client_max_headers',
 check('one header above client_max_header_size',
       "GET /a.txt HTTP/1.1\r\n${H}X-Big: " . ('b' x 5000) . "\r\n\r\n", 431,
       close => 1);
+# issue 17: the limits of the server the Host selects apply too (the head
+# is read with those of the listener's default server)
+check('header line above the selected server\'s client_max_header_size',
+      "GET /a.txt HTTP/1.1\r\nHost: small.test\r\nX-Big: "
+      . ('b' x 1500) . "\r\n\r\n", 431, close => 1);
+check('more headers than the selected server\'s client_max_headers',
+      "GET /a.txt HTTP/1.1\r\nHost: small.test\r\n"
+      . join('', map { "X-H$_: v\r\n" } 1 .. 6) . "\r\n", 431,
+      close => 1);
+check('request line above the selected server\'s client_max_request_line',
+      'GET /' . ('a' x 600) . " HTTP/1.1\r\nHost: small.test\r\n\r\n",
+      414, close => 1);
+check('head within the selected server\'s limits',
+      "GET /a.txt HTTP/1.1\r\nHost: small.test\r\nX-Big: "
+      . ('b' x 900) . "\r\nConnection: close\r\n\r\n", 200,
+      body => $fa);
 check('a header line as long as client_max_header_size',
       "GET /a.txt HTTP/1.1\r\n${H}X-Big: " . ('b' x (4096 - 7))
       . "\r\n\r\n", 431, close => 1);
