@@ -298,6 +298,27 @@ gn_child_exit(gn_cycle_t *cycle, int code)
 }
 
 
+/*
+ * A master killed with SIGKILL cannot stop its children, and children
+ * that kept the listening sockets would keep the next start from
+ * binding. The kernel sends the graceful stop instead (stop accepting,
+ * finish the connections, exit). Set after the privilege drop, which
+ * clears it; a master gone before that is noticed by the parent pid.
+ */
+static void
+gn_child_orphan_stop(void)
+{
+    if (prctl(PR_SET_PDEATHSIG, SIGQUIT, 0, 0, 0) == -1) {
+        gn_log_error(GN_LOG_ALERT, NULL, errno,
+                     "prctl(PR_SET_PDEATHSIG) failed");
+    }
+
+    if ((uint64_t) getppid() != gn_sb->master_pid) {
+        gn_child_quit = 1;
+    }
+}
+
+
 void
 gn_child_run(gn_cycle_t *cycle, gn_int_t slot, gn_uint_t generation)
 {
@@ -316,6 +337,7 @@ gn_child_run(gn_cycle_t *cycle, gn_int_t slot, gn_uint_t generation)
 
     gn_child_signals(&wait_mask);
     gn_child_drop_privileges(cycle);
+    gn_child_orphan_stop();
 
     gn_time_update();
 
@@ -360,8 +382,11 @@ gn_child_run(gn_cycle_t *cycle, gn_int_t slot, gn_uint_t generation)
             gn_sb_me->state = GN_SB_DRAINING;
             gn_conn_listen_stop(cycle);
             deadline = gn_current_msec + cycle->main->shutdown_timeout;
-            gn_log_error(GN_LOG_NOTICE, &cycle->log, 0,
-                         "gracefully shutting down");
+            gn_log_error((uint64_t) getppid() == gn_sb->master_pid
+                         ? GN_LOG_NOTICE : GN_LOG_ALERT, &cycle->log, 0,
+                         "gracefully shutting down%s",
+                         (uint64_t) getppid() == gn_sb->master_pid ? ""
+                         : ": the master process is gone");
         }
 
         if (gn_child_reopen) {
