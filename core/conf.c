@@ -708,6 +708,60 @@ gn_conf_call_handler(gn_conf_t *cf, gn_int_t last)
 
 
 /*
+ * What an nginx user porting a configuration should write instead of an
+ * nginx directive that Gannet spells differently or does without; NULL
+ * for any other name.
+ */
+static const char *
+gn_conf_nginx_hint(const gn_str_t *name)
+{
+    static const struct {
+        const char  *nginx;
+        const char  *hint;
+    } names[] = {
+        { "ssl", "use \"listen ... tls\"" },
+        { "ssl_certificate", "use \"tls_certificate\"" },
+        { "ssl_certificate_key", "use \"tls_certificate_key\"" },
+        { "ssl_protocols", "use \"tls_protocols\"" },
+        { "ssl_ciphers", "use \"tls_priority\" (a GnuTLS priority "
+                         "string)" },
+        { "ssl_ecdh_curve", "use \"tls_priority\" (a GnuTLS priority "
+                            "string)" },
+        { "ssl_prefer_server_ciphers", "the server's order is the "
+                                       "default; see \"tls_priority\"" },
+        { "ssl_session_cache", "use \"tls_session_cache\"" },
+        { "ssl_session_timeout", "use \"tls_session_timeout\"" },
+        { "ssl_session_tickets", "use \"tls_session_tickets\"" },
+        { "ssl_session_ticket_key", "use \"tls_ticket_key_file\"" },
+        { "ssl_stapling_file", "use \"tls_stapling_file\"" },
+        { "worker_processes", "use \"children\"" },
+        { "worker_connections", "use \"max_connections\" (per child)" },
+        { "worker_shutdown_timeout", "use \"shutdown_timeout\"" },
+        { "events", "Gannet has no events block; \"worker_connections\" "
+                    "is \"max_connections\"" },
+        { "http", "Gannet has no http block: write its directives at the "
+                  "top level" },
+        { "large_client_header_buffers", "use \"client_max_header_size\" "
+                                         "and \"client_max_request_line\"" },
+        { "autoindex", "not supported yet" },
+        { "proxy_pass", "not supported yet" },
+        { "fastcgi_pass", "not supported yet" },
+    };
+    size_t  i;
+
+    for (i = 0; i < gn_nelems(names); i++) {
+        if (strlen(names[i].nginx) == name->len
+            && memcmp(names[i].nginx, name->data, name->len) == 0)
+        {
+            return names[i].hint;
+        }
+    }
+
+    return NULL;
+}
+
+
+/*
  * Finds the directive in cf->tables (the first entry of that name allowed
  * in cf->ctx, so several tables may share a name in different contexts),
  * checks it and calls its handler.
@@ -716,6 +770,7 @@ static gn_int_t
 gn_conf_handle(gn_conf_t *cf, gn_int_t last)
 {
     char                  *rv;
+    const char            *hint;
     void                  *conf;
     gn_str_t              *name;
     gn_uint_t              found;
@@ -743,9 +798,16 @@ gn_conf_handle(gn_conf_t *cf, gn_int_t last)
     }
 
     if (cmd == NULL) {
-        gn_conf_error(cf, found ? "\"%.*s\" directive is not allowed here"
-                                : "unknown directive \"%.*s\"",
-                      GN_STR_ARG(name));
+        hint = found ? NULL : gn_conf_nginx_hint(name);
+        if (hint != NULL) {
+            gn_conf_error(cf, "unknown directive \"%.*s\" (an nginx "
+                          "directive: %s)", GN_STR_ARG(name), hint);
+        } else {
+            gn_conf_error(cf, found ? "\"%.*s\" directive is not allowed "
+                                      "here"
+                                    : "unknown directive \"%.*s\"",
+                          GN_STR_ARG(name));
+        }
         return GN_ERROR;
     }
 

@@ -123,6 +123,24 @@ server {
 EOF_CONF
     'invalid time "5x" in "keepalive_timeout" directive', 4);
 
+# An nginx directive that Gannet spells differently (issue 18, item 9):
+# the message says what to write instead.
+for my $c (['ssl_certificate', 0, 'ssl_certificate x.pem;',
+            'use "tls_certificate"'],
+           ['ssl_protocols', 0, 'ssl_protocols TLSv1.2;',
+            'use "tls_protocols"'],
+           ['worker_processes', 1, 'worker_processes 4;',
+            'use "children"'],
+           ['http', 1, 'http {', 'Gannet has no http block: write its '
+                                 . 'directives at the top level'])
+{
+    my ($d, $main, $line, $hint) = @$c;
+    my $text = "children 1;\nuser %%USER%%;\n";
+    $text .= $main ? "$line\n" : "server {\n    $line\n}\n";
+    bad("nginx-$d", $text, "unknown directive \"$d\" (an nginx directive: "
+                          . "$hint)", $main ? 3 : 4);
+}
+
 # Log formats, access logs, rewrite and return: each mistake named with
 # its line.  main => the lines go before the server block (line 3 on),
 # else into it (line 5 on).
