@@ -364,7 +364,7 @@ done
 echo
 for s in $started; do
     case "$s" in
-    gannet) echo "gannet: $("$gannet_bin" -v 2>&1 | tr '\n' ' ')" ;;
+    gannet) echo "gannet: $("$gannet_bin" -V 2>&1 | tr '\n' ' ')" ;;
     nginx)  echo "nginx: $(nginx -V 2>&1 | head -n 2 | tr '\n' ' ')" ;;
     esac
 done

@@ -27,7 +27,7 @@ typedef struct {
     const char  *signal;
     unsigned     foreground:1;
     unsigned     test:1;
-    unsigned     version:1;
+    unsigned     version:2;    /* 1: -v, 2: -V or --version */
     unsigned     help:1;
 } gn_options_t;
 
@@ -50,7 +50,8 @@ static void
 gn_usage(FILE *f)
 {
     fprintf(f,
-        "Usage: gannet [-c FILE] [-p PREFIX] [-f] [-t] [-s SIGNAL] [-v] [-h]\n"
+        "Usage: gannet [-c FILE] [-p PREFIX] [-f] [-t] [-s SIGNAL] [-v|-V]\n"
+        "              [-h]\n"
         "\n"
         "  -c FILE    configuration file (default: %s/gannet/gannet.conf)\n"
         "  -p PREFIX  prefix for relative paths (default: %s)\n"
@@ -58,7 +59,10 @@ gn_usage(FILE *f)
         "  -t         test the configuration and exit\n"
         "  -s SIGNAL  send SIGNAL to the master: stop, quit, reload, reopen;\n"
         "             or `status`: exit 0 if running, 3 if not\n"
-        "  -v         show version and build options, then exit\n"
+        "  -v         show the version, then exit\n"
+        "  -V, --version\n"
+        "             show the version, the build and the configure\n"
+        "             arguments, then exit\n"
         "  -h         show this help\n",
         GN_SYSCONFDIR, GN_PREFIX);
 }
@@ -72,6 +76,10 @@ gn_parse_options(int argc, char **argv, gn_options_t *o)
 
     for (i = 1; i < argc; i++) {
         p = argv[i];
+        if (strcmp(p, "--version") == 0) {
+            o->version = 2;
+            continue;
+        }
         if (p[0] != '-' || p[1] == '\0' || p[2] != '\0') {
             gn_log_stderr(0, "invalid option: \"%s\"", p);
             return GN_ERROR;
@@ -81,6 +89,7 @@ gn_parse_options(int argc, char **argv, gn_options_t *o)
         case 'f': o->foreground = 1; break;
         case 't': o->test = 1; break;
         case 'v': o->version = 1; break;
+        case 'V': o->version = 2; break;
         case 'h': o->help = 1; break;
         case 'c':
         case 'p':
@@ -107,10 +116,15 @@ gn_parse_options(int argc, char **argv, gn_options_t *o)
 }
 
 
+/* -v: the version line (nginx's -v); -V, --version (full 2): the build
+ * too, configure arguments included (nginx's -V). */
 static void
-gn_show_version(void)
+gn_show_version(gn_uint_t full)
 {
     printf("gannet version: gannet/%s\n", PACKAGE_VERSION);
+    if (!full) {
+        return;
+    }
     printf("built with GnuTLS %s (running %s), PCRE2 %d.%d\n",
            GNUTLS_VERSION, gnutls_check_version(NULL), PCRE2_MAJOR,
            PCRE2_MINOR);
@@ -409,7 +423,7 @@ main(int argc, char **argv)
     }
 
     if (o.version) {
-        gn_show_version();
+        gn_show_version(o.version == 2);
         return 0;
     }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/perl
 
-# gannet -t on good and broken configurations, -v, -h, bad options, and a
+# gannet -t on good and broken configurations, -v, -V, -h, bad options, and a
 # server start with a broken configuration.
 
 use strict;
@@ -330,8 +330,17 @@ EOF_CONF
 {
     my ($rc, $out, $err) = $t->gannet('-v');
     is($rc, 0, '-v: exit 0');
-    like($out . $err, qr{^gannet version: gannet/0\.1\.0$}m, '-v: version');
-    like($out . $err, qr/gnutls/i, '-v: mentions GnuTLS');
+    is($out . $err, "gannet version: gannet/0.1.0\n", '-v: the version '
+                                                    . 'line alone');
+    for my $o ('-V', '--version') {
+        ($rc, $out, $err) = $t->gannet($o);
+        is($rc, 0, "$o: exit 0");
+        like($out . $err, qr{^gannet version: gannet/0\.1\.0$}m,
+             "$o: version");
+        like($out . $err, qr/gnutls/i, "$o: mentions GnuTLS");
+        like($out . $err, qr/^configure arguments:/m,
+             "$o: the configure arguments");
+    }
 
     ($rc, $out, $err) = $t->gannet('-h');
     is($rc, 0, '-h: exit 0');

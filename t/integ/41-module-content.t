@@ -32,7 +32,7 @@ for my $m ("$ENV{GN_MODDIR}/mod_example.so", "$ENV{GN_TMODDIR}/mod_t_info.so",
 }
 
 # TLS only when the server has it and a client and certificates can be had.
-my ($rc, $vout, $verr) = $t->gannet('-v');
+my ($rc, $vout, $verr) = $t->gannet('-V');
 my $tls = ($vout . $verr) =~ /gnutls/i && defined GnTest::_which('curl')
           && defined GnTest::_which('certtool');
 my $tls_conf = '';

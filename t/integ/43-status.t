@@ -32,7 +32,7 @@ my $v6 = IO::Socket::IP->new(LocalHost => '::1', LocalPort => 0,
 
 my $tls = 0;
 {
-    my ($rc, $out, $err) = $t->gannet('-v');
+    my ($rc, $out, $err) = $t->gannet('-V');
     my $certs = $ENV{GN_CERTS};
     my $have = defined $certs && $certs ne '' && -f "$certs/stamp";
 

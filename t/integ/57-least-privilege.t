@@ -153,7 +153,7 @@ if (GnTest::valgrind()) {
     # through ptrace and /proc/self/task): in a sanitizer build, the chrooted
     # children check for every other error, not for leaks (the same children
     # outside a chroot are leak-checked by every other test).
-    my ($vrc, $vout) = $t->gannet('-v');
+    my ($vrc, $vout) = $t->gannet('-V');
     if ($vout =~ /AddressSanitizer/) {
         $ENV{ASAN_OPTIONS} = join(':', grep { defined && $_ ne '' }
                                        $ENV{ASAN_OPTIONS}, 'detect_leaks=0');
