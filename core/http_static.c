@@ -172,7 +172,6 @@ gn_http_static_index(gn_http_request_t *r, int *err)
     gn_uint_t       i;
 
     names = r->loc->index->elts;
-    *err = EACCES;
 
     for (i = 0; i < r->loc->index->nelts; i++) {
         e = gn_http_file_open(r, &r->loc->root, &r->uri, &names[i],
@@ -193,9 +192,20 @@ gn_http_static_index(gn_http_request_t *r, int *err)
         if (*err != ENOENT && *err != ENOTDIR) {
             return NULL;
         }
-        *err = EACCES;
     }
 
+    /* No index file: as nginx, 404 when the directory itself is not
+     * there, else 403 with a line that says why (err 0: logged). */
+    e = gn_http_file_open(r, &r->loc->root, &r->uri, NULL,
+                          !r->loc->symlinks_outside_root, err);
+    if (e == NULL) {
+        return NULL;
+    }
+
+    gn_log_error(GN_LOG_ERR, &r->c->log, 0, "directory index of "
+                 "\"%.*s%.*s\" is forbidden", GN_STR_ARG(&r->loc->root),
+                 GN_STR_ARG(&r->uri));
+    *err = 0;
     return NULL;
 }
 
@@ -378,7 +388,8 @@ gn_http_static_handler(gn_http_request_t *r)
     if (r->uri.data[r->uri.len - 1] == '/') {
         e = gn_http_static_index(r, &err);
         if (e == NULL) {
-            /* err 0: refused and logged by the private_files check */
+            /* err 0: refused and logged (no index file, or the
+             * private_files check) */
             return err ? gn_http_static_error(r, err)
                        : gn_http_response_error(r, 403);
         }

@@ -155,6 +155,13 @@ like($r->{headers}{location} // '', qr{/idx/$},
 
 $r = get('/noindex/');
 is($r->{status}, 403, 'directory without an index file: 403');
+like($t->error_log, qr{\[error\] .*directory index of "[^"]*/noindex/" is forbidden},
+     'directory without an index file: "directory index ... is forbidden" '
+     . 'at [error], as nginx');
+unlike($t->error_log, qr{noindex.*Permission denied},
+       'directory without an index file: not "Permission denied"');
+$r = get('/nosuchdir/');
+is($r->{status}, 404, 'a directory that does not exist: 404, not 403');
 
 SKIP: {
     skip 'running as root: root can read any file', 1 if $< == 0;
