@@ -20,7 +20,7 @@ package GnTest;
 #   TEST_GN_WRAP     command prefix for the server (strace, gdb, ...);
 #                    "valgrind" is the same as TEST_GN_VALGRIND=1
 #   TEST_GN_VALGRIND 1 (or valgrind's path): run the server (and `gannet -t`,
-#                    `gannet -v`) under valgrind memcheck, as `make
+#                    `gannet -V`) under valgrind memcheck, as `make
 #                    check-valgrind` does; one log per process,
 #                    TESTDIR/vg/valgrind.PID.log; ->done fails on any
 #                    memcheck error or definite leak in a gannet process
@@ -201,11 +201,11 @@ sub _which
 }
 
 
-# ->has('tls', 'pcre2'): skip unless `gannet -v` mentions the feature.
+# ->has('tls', 'pcre2'): skip unless `gannet -V` mentions the feature.
 sub has
 {
     my ($self, @features) = @_;
-    my ($rc, $out, $err) = $self->gannet('-v');
+    my ($rc, $out, $err) = $self->gannet('-V');
     my %re = (tls => qr/gnutls/i, pcre2 => qr/pcre2/i);
 
     for my $f (@features) {
