@@ -797,25 +797,40 @@ gn_cycle_open_file_add(gn_conf_t *cf, gn_str_t *name)
 static char *
 gn_cycle_tls_file(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
 {
-    gn_array_t  **slot = (gn_array_t **) ((u_char *) conf + cmd->offset);
-    gn_str_t     *value = cf->args->elts, *s;
+    gn_array_t      **slot = (gn_array_t **) ((u_char *) conf + cmd->offset);
+    gn_str_t         *value = cf->args->elts;
+    gn_conf_path_t   *f;
+    int               fd;
 
     if (*slot == NULL) {
-        *slot = gn_array_create(cf->pool, 2, sizeof(gn_str_t));
+        *slot = gn_array_create(cf->pool, 2, sizeof(gn_conf_path_t));
         if (*slot == NULL) {
             return "failed (out of memory)";
         }
     }
 
-    s = gn_array_push(*slot);
-    if (s == NULL) {
+    f = gn_array_push(*slot);
+    if (f == NULL) {
         return "failed (out of memory)";
     }
 
-    *s = value[1];
-    if (gn_conf_full_name(cf, s, 0) != GN_OK) {
+    f->path = value[1];
+    f->file = cf->file->name;
+    f->line = cf->file->line;
+    if (gn_conf_full_name(cf, &f->path, 0) != GN_OK) {
         return "failed (out of memory)";
     }
+
+    /* the master reads it (as root, before the privilege drop): a file
+     * it cannot open is this line's error */
+    fd = open((char *) f->path.data, O_RDONLY | O_CLOEXEC);
+    if (fd == -1) {
+        gn_conf_error(cf, "cannot open \"%.*s\" (%d: %s) in \"%.*s\" "
+                      "directive", GN_STR_ARG(&f->path), errno,
+                      strerror(errno), GN_STR_ARG(&cmd->name));
+        return GN_CONF_ERROR;
+    }
+    close(fd);
 
     return GN_CONF_OK;
 }

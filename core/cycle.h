@@ -115,6 +115,14 @@ typedef struct {
     gn_str_t                 text;       /* "127.0.0.1:8080" */
 } gn_listen_opt_t;
 
+/* A file named by a directive: its absolute path, and where the
+ * directive stands (for the errors found when the file is used). */
+typedef struct {
+    gn_str_t          path;
+    gn_str_t          file;
+    gn_uint_t         line;
+} gn_conf_path_t;
+
 struct gn_srv_conf_s {
     gn_array_t       *names;       /* of gn_str_t, lower case */
     gn_array_t        listens;     /* of gn_listen_opt_t */
@@ -124,8 +132,8 @@ struct gn_srv_conf_s {
     gn_str_t          file;        /* where the block starts */
     gn_uint_t         line;
 
-    gn_array_t       *tls_certs;   /* of gn_str_t, absolute */
-    gn_array_t       *tls_keys;    /* of gn_str_t, same order */
+    gn_array_t       *tls_certs;   /* of gn_conf_path_t */
+    gn_array_t       *tls_keys;    /* of gn_conf_path_t, same order */
     gn_str_t          tls_stapling;
     void             *tls;         /* gn_tls_srv_t, built by tls.c */
     void             *error_log;   /* gn_errlog_t, or NULL: the main one */

@@ -287,7 +287,7 @@ gn_tls_srv_create(gn_cycle_t *cycle, gn_srv_conf_t *sc, char *err,
 {
     gn_tls_srv_t       *ts;
     gn_pool_cleanup_t  *cln;
-    gn_str_t           *certs, *keys;
+    gn_conf_path_t     *certs, *keys;
     gn_uint_t           i;
     int                 rc;
 
@@ -325,14 +325,14 @@ gn_tls_srv_create(gn_cycle_t *cycle, gn_srv_conf_t *sc, char *err,
 
     for (i = 0; i < sc->tls_certs->nelts; i++) {
         rc = gnutls_certificate_set_x509_key_file2(ts->cred,
-                 (char *) certs[i].data, (char *) keys[i].data,
+                 (char *) certs[i].path.data, (char *) keys[i].path.data,
                  GNUTLS_X509_FMT_PEM, NULL, 0);
         if (rc < 0) {
             snprintf(err, errlen, "cannot load certificate \"%.*s\" with "
-                     "key \"%.*s\": %s (server block at %.*s:%d)",
-                     GN_STR_ARG(&certs[i]), GN_STR_ARG(&keys[i]),
-                     gnutls_strerror(rc), GN_STR_ARG(&sc->file),
-                     (int) sc->line);
+                     "key \"%.*s\": %s (\"tls_certificate\" directive in "
+                     "%.*s:%d)", GN_STR_ARG(&certs[i].path),
+                     GN_STR_ARG(&keys[i].path), gnutls_strerror(rc),
+                     GN_STR_ARG(&certs[i].file), (int) certs[i].line);
             return GN_ERROR;
         }
     }
@@ -364,7 +364,7 @@ static uint64_t
 gn_tls_ctx_id(gn_listen_t *ls)
 {
     gn_srv_conf_t  **psc;
-    gn_str_t        *certs;
+    gn_conf_path_t  *certs;
     gn_uint_t        i, j;
     uint64_t         h = 1469598103934665603ULL;
 
@@ -378,7 +378,7 @@ gn_tls_ctx_id(gn_listen_t *ls)
     for (i = 0; i < ls->servers.nelts; i++) {
         certs = psc[i]->tls_certs ? psc[i]->tls_certs->elts : NULL;
         for (j = 0; certs && j < psc[i]->tls_certs->nelts; j++) {
-            gn_mix(certs[j].data, certs[j].len);
+            gn_mix(certs[j].path.data, certs[j].path.len);
         }
         gn_mix(&psc[i]->loc->tls_protocols, sizeof(gn_uint_t));
         gn_mix(psc[i]->loc->tls_priority.data, psc[i]->loc->tls_priority.len);

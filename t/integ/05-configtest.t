@@ -141,6 +141,26 @@ for my $c (['ssl_certificate', 0, 'ssl_certificate x.pem;',
                           . "$hint)", $main ? 3 : 4);
 }
 
+# A certificate that cannot be read names its tls_certificate line and
+# the errno; one that cannot be parsed names the line too (issue 18,
+# item 9).
+{
+    $t->write_file('garbage.pem', "not a certificate\n");
+    my $conf = "children 1;\nuser %%USER%%;\nserver {\n"
+               . "    listen 127.0.0.1:%%PORT_0%% tls;\n"
+               . "    tls_certificate CERT;\n"
+               . "    tls_certificate_key $dir/garbage.pem;\n}\n";
+    (my $c = $conf) =~ s/CERT/$dir\/nope.pem/;
+    bad('cert-missing', $c, "cannot open \"$dir/nope.pem\" (2: No such file "
+                            . "or directory) in \"tls_certificate\" directive",
+        5);
+    ($c = $conf) =~ s/CERT/$dir\/garbage.pem/;
+    my ($f, $rc, $out, $err) = configtest('cert-garbage.conf', $c);
+    is($rc, 1, 'cert-garbage: exit 1');
+    like($err, qr/\[emerg\] cannot load certificate "\Q$dir\E\/garbage\.pem".*\("tls_certificate" directive in \Q$f\E:5\)/,
+         'cert-garbage: names the tls_certificate line');
+}
+
 # Log formats, access logs, rewrite and return: each mistake named with
 # its line.  main => the lines go before the server block (line 3 on),
 # else into it (line 5 on).
