@@ -617,6 +617,16 @@ gn_cycle_server_name(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
     }
 
     for (i = 1; i < cf->args->nelts; i++) {
+        /* nginx's regex names: refused rather than kept as a literal
+         * that no Host can match */
+        if (value[i].len > 0 && value[i].data[0] == '~') {
+            gn_conf_error(cf, "regular expression server names (\"%.*s\") "
+                          "are not supported; use exact names and "
+                          "\"*.example.com\" wildcards",
+                          GN_STR_ARG(&value[i]));
+            return GN_CONF_ERROR;
+        }
+
         name = gn_array_push(sc->names);
         if (name == NULL) {
             return "failed (out of memory)";

@@ -141,6 +141,20 @@ for my $c (['ssl_certificate', 0, 'ssl_certificate x.pem;',
                           . "$hint)", $main ? 3 : 4);
 }
 
+# A regex server_name is refused with its line, not kept as a literal
+# that never matches (issue 18, item 9).
+my $regex_msg = 'regular expression server names ("~^(www\.)?(.+)$") are '
+                . 'not supported; use exact names and "*.example.com" '
+                . 'wildcards';
+bad('server-name-regex', <<'EOF_CONF', $regex_msg, 5);
+children 1;
+user %%USER%%;
+server {
+    listen 127.0.0.1:%%PORT_0%%;
+    server_name example.com ~^(www\.)?(.+)$;
+}
+EOF_CONF
+
 # A certificate that cannot be read names its tls_certificate line and
 # the errno; one that cannot be parsed names the line too (issue 18,
 # item 9).
