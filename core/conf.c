@@ -53,6 +53,9 @@ struct gn_conf_buf_s {
 };
 
 
+gn_conf_dump_pt  gn_conf_dump;
+
+
 static u_char *gn_conf_read_file(gn_conf_t *cf, const char *filename,
     size_t *lenp);
 static gn_int_t gn_conf_parse_buf(gn_conf_t *cf, gn_uint_t mode);
@@ -115,6 +118,10 @@ gn_conf_parse(gn_conf_t *cf, const char *filename)
     text = gn_conf_read_file(cf, filename, &len);
     if (text == NULL) {
         return GN_ERROR;
+    }
+
+    if (gn_conf_dump != NULL) {
+        gn_conf_dump(filename, text, len);
     }
 
     rc = gn_conf_parse_string(cf, filename, text, len);

@@ -134,6 +134,12 @@ struct gn_conf_s {
 };
 
 
+/* gannet -T: when set, called with the name and the text of every
+ * configuration file as it is read (includes too, in order). */
+typedef void (*gn_conf_dump_pt)(const char *name, const u_char *text,
+    size_t len);
+extern gn_conf_dump_pt  gn_conf_dump;
+
 /* Initialises cf (args array, err) for a parse into `pool`. */
 gn_int_t gn_conf_init(gn_conf_t *cf, gn_pool_t *pool);
 

@@ -26,7 +26,7 @@ typedef struct {
     const char  *prefix;
     const char  *signal;
     unsigned     foreground:1;
-    unsigned     test:1;
+    unsigned     test:2;       /* 1: -t, 2: -T (and dump) */
     unsigned     version:2;    /* 1: -v, 2: -V or --version */
     unsigned     help:1;
 } gn_options_t;
@@ -50,13 +50,15 @@ static void
 gn_usage(FILE *f)
 {
     fprintf(f,
-        "Usage: gannet [-c FILE] [-p PREFIX] [-f] [-t] [-s SIGNAL] [-v|-V]\n"
+        "Usage: gannet [-c FILE] [-p PREFIX] [-f] [-t|-T] [-s SIGNAL] [-v|-V]\n"
         "              [-h]\n"
         "\n"
         "  -c FILE    configuration file (default: %s/gannet/gannet.conf)\n"
         "  -p PREFIX  prefix for relative paths (default: %s)\n"
         "  -f         stay in the foreground\n"
         "  -t         test the configuration and exit\n"
+        "  -T         test the configuration, print it (includes too) and\n"
+        "             exit\n"
         "  -s SIGNAL  send SIGNAL to the master: stop, quit, reload, reopen;\n"
         "             or `status`: exit 0 if running, 3 if not\n"
         "  -v         show the version, then exit\n"
@@ -88,6 +90,7 @@ gn_parse_options(int argc, char **argv, gn_options_t *o)
         switch (p[1]) {
         case 'f': o->foreground = 1; break;
         case 't': o->test = 1; break;
+        case 'T': o->test = 2; break;
         case 'v': o->version = 1; break;
         case 'V': o->version = 2; break;
         case 'h': o->help = 1; break;
@@ -118,6 +121,36 @@ gn_parse_options(int argc, char **argv, gn_options_t *o)
 
 /* -v: the version line (nginx's -v); -V, --version (full 2): the build
  * too, configure arguments included (nginx's -V). */
+/* gannet -T: the configuration files as they were read, printed once
+ * the test succeeded (as nginx -T). */
+static u_char  *gn_dump_buf;
+static size_t   gn_dump_len;
+
+
+static void
+gn_dump_file(const char *name, const u_char *text, size_t len)
+{
+    u_char  *p;
+    size_t   n;
+
+    n = strlen(name) + len + 32;
+    p = realloc(gn_dump_buf, gn_dump_len + n);
+    if (p == NULL) {
+        return;                             /* a shorter dump, no harm */
+    }
+
+    gn_dump_buf = p;
+    gn_dump_len += (size_t) snprintf((char *) p + gn_dump_len, n,
+                                     "# configuration file %s:\n", name);
+    memcpy(p + gn_dump_len, text, len);
+    gn_dump_len += len;
+    if (len > 0 && text[len - 1] != '\n') {
+        p[gn_dump_len++] = '\n';
+    }
+    p[gn_dump_len++] = '\n';
+}
+
+
 static void
 gn_show_version(gn_uint_t full)
 {
@@ -437,9 +470,15 @@ main(int argc, char **argv)
 
     gn_process_title_init(argc, argv);
 
+    if (o.test == 2) {
+        gn_conf_dump = gn_dump_file;
+    }
+
     cycle = gn_cycle_create(gn_conf_file, gn_prefix_path, err, sizeof(err));
+    gn_conf_dump = NULL;
 
     if (cycle == NULL) {
+        free(gn_dump_buf);
         gn_log_stderr(0, "[emerg] %s", err);
         if (o.test) {
             gn_log_stderr(0, "configuration file %s test failed",
@@ -454,10 +493,14 @@ main(int argc, char **argv)
                           gn_conf_file);
             gn_log_stderr(0, "configuration file %s test is successful",
                           gn_conf_file);
+            if (gn_dump_buf != NULL) {
+                (void) fwrite(gn_dump_buf, 1, gn_dump_len, stdout);
+            }
             rc = 0;
         } else {
             rc = gn_send_signal(cycle, o.signal);
         }
+        free(gn_dump_buf);
         gn_cycle_destroy(cycle);
         return rc;
     }

@@ -141,6 +141,26 @@ for my $c (['ssl_certificate', 0, 'ssl_certificate x.pem;',
                           . "$hint)", $main ? 3 : 4);
 }
 
+# gannet -T: test, then print every file read, includes too, in order
+# (issue 18, item 9); nothing printed when the test fails.
+{
+    $t->write_file('dump-inc.conf', "types { text/plain txt; }\n");
+    my $main = "children 1;\nuser %%USER%%;\ninclude dump-inc.conf;\n"
+               . "server {\n    listen 127.0.0.1:%%PORT_0%%;\n}\n";
+    my $path = $t->write_file('dump.conf', $t->expand($main));
+    my ($rc, $out, $err) = $t->gannet('-T', '-p', "$dir/", '-c', $path);
+    is($rc, 0, '-T: exit 0');
+    like($err, qr/test is successful/, '-T: the test result');
+    is($out, "# configuration file $path:\n" . $t->expand($main) . "\n"
+             . "# configuration file $dir/dump-inc.conf:\n"
+             . "types { text/plain txt; }\n\n",
+       '-T: the main file, then the included one, each with its name');
+    $path = $t->write_file('dump-bad.conf', "children 1;\nlsten 80;\n");
+    ($rc, $out, $err) = $t->gannet('-T', '-p', "$dir/", '-c', $path);
+    is($rc, 1, '-T on a broken configuration: exit 1');
+    is($out, '', '-T on a broken configuration: no dump');
+}
+
 # A regex server_name is refused with its line, not kept as a literal
 # that never matches (issue 18, item 9).
 my $regex_msg = 'regular expression server names ("~^(www\.)?(.+)$") are '
