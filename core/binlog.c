@@ -277,6 +277,82 @@ gn_binlog_addr_text(const u_char *addr, char *buf, size_t len)
 }
 
 
+/* The length of the well-formed UTF-8 sequence at s[0..n) (RFC 3629:
+ * no overlong forms, no surrogates, nothing above U+10FFFF), or 0. */
+static size_t
+gn_binlog_utf8_len(const u_char *s, size_t n)
+{
+    size_t  len, i;
+    u_char  lo, hi;
+
+    lo = 0x80;
+    hi = 0xbf;
+
+    if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+        len = 2;
+    } else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+        len = 3;
+        lo = (s[0] == 0xe0) ? 0xa0 : 0x80;
+        hi = (s[0] == 0xed) ? 0x9f : 0xbf;
+    } else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+        len = 4;
+        lo = (s[0] == 0xf0) ? 0x90 : 0x80;
+        hi = (s[0] == 0xf4) ? 0x8f : 0xbf;
+    } else {
+        return 0;
+    }
+
+    if (n < len || s[1] < lo || s[1] > hi) {
+        return 0;
+    }
+
+    for (i = 2; i < len; i++) {
+        if (s[i] < 0x80 || s[i] > 0xbf) {
+            return 0;
+        }
+    }
+
+    return len;
+}
+
+
+/* escape=json for one byte at s[0..n) that is not printable ASCII:
+ * valid UTF-8 passes unchanged, a control character is \u00XX, any other
+ * byte is U+FFFD. Returns the bytes it stands for and adds the output
+ * length to *len. */
+static size_t
+gn_binlog_escape_json(u_char *p, const u_char *s, size_t n, size_t *len)
+{
+    static const char  hex[] = "0123456789ABCDEF";
+    size_t             k;
+
+    if (s[0] < 0x20) {
+        if (p != NULL) {
+            memcpy(p, "\\u00", 4);
+            p[4] = (u_char) hex[s[0] >> 4];
+            p[5] = (u_char) hex[s[0] & 0xf];
+        }
+        *len += 6;
+        return 1;
+    }
+
+    k = (s[0] == 0x7f) ? 1 : gn_binlog_utf8_len(s, n);
+    if (k > 0) {
+        if (p != NULL) {
+            memcpy(p, s, k);
+        }
+        *len += k;
+        return k;
+    }
+
+    if (p != NULL) {
+        memcpy(p, "\\ufffd", 6);
+    }
+    *len += 6;
+    return 1;
+}
+
+
 size_t
 gn_binlog_escape(u_char *p, const u_char *s, size_t n, gn_uint_t mode)
 {
@@ -305,6 +381,12 @@ gn_binlog_escape(u_char *p, const u_char *s, size_t n, gn_uint_t mode)
     for (i = 0; i < n; i++) {
         c = s[i];
 
+        if (mode == GN_BINLOG_ESC_JSON && (c < 0x20 || c > 0x7e)) {
+            i += gn_binlog_escape_json(p != NULL ? p + len : NULL, s + i,
+                                       n - i, &len) - 1;
+            continue;
+        }
+
         if (c >= 0x20 && c <= 0x7e && c != '"' && c != '\\') {
             if (p != NULL) {
                 p[len] = c;
@@ -317,14 +399,6 @@ gn_binlog_escape(u_char *p, const u_char *s, size_t n, gn_uint_t mode)
                 p[len + 1] = c;
             }
             len += 2;
-
-        } else if (mode == GN_BINLOG_ESC_JSON) {
-            if (p != NULL) {
-                memcpy(p + len, "\\u00", 4);
-                p[len + 4] = (u_char) hex[c >> 4];
-                p[len + 5] = (u_char) hex[c & 0xf];
-            }
-            len += 6;
 
         } else {
             if (p != NULL) {

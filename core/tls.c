@@ -1139,10 +1139,11 @@ gn_tls_conn_info(gn_conn_t *c, gn_str_t *protocol, gn_str_t *cipher,
     gn_tls_conn_t  *t = c->tls;
     const char     *s;
 
-    gn_str_set(protocol, "-");
-    gn_str_set(cipher, "-");
-    gn_str_set(resumed, "-");
-    gn_str_set(sni, "-");
+    /* absent: empty, which a log writes as "-" (or "" in JSON) */
+    gn_str_set(protocol, "");
+    gn_str_set(cipher, "");
+    gn_str_set(resumed, "");
+    gn_str_set(sni, "");
 
     if (t == NULL || t->session == NULL) {
         return;

@@ -43,11 +43,11 @@ void gn_tls_handshake(gn_conn_t *c);
 /* The server block SNI chose (NULL: none sent or not TLS). */
 gn_srv_conf_t *gn_tls_sni_server(gn_conn_t *c);
 
-/* For the access log: "-" on a plain connection. */
+/* For the access log and the API: empty strings on a plain connection
+ * (and for an SNI the client did not send). */
 void gn_tls_conn_info(gn_conn_t *c, gn_str_t *protocol, gn_str_t *cipher,
     gn_str_t *resumed, gn_str_t *sni);
 
-/* Frees a connection's TLS state (close_notify is attempted). */
 /* Closing a connection that lingers: sends the session's last record
  * (the alert of the error that ended it, or close_notify) and frees the
  * TLS state, leaving the socket to plain reads. GN_AGAIN: the socket is

@@ -25,7 +25,8 @@ shutdown_timeout 10s;
 log_format j escape=json
     '{"uri":"$request_uri","ua":"$http_user_agent","foo":"$http_x_foo",'
     '"ref":"$http_referer","status":$status,"scheme":"$scheme",'
-    '"port":$server_port,"proto":"$server_protocol"}';
+    '"port":$server_port,"proto":"$server_protocol","user":"$remote_user",'
+    '"tls":"$tls_protocol","sni":"$tls_sni"}';
 log_format plain '$request_uri|$http_x_foo|$status';
 log_format vars '$request_method|$uri|$args|$host|$server_name|'
     '$server_protocol|$sent_http_content_type|$bytes_sent|$body_bytes_sent|'
@@ -85,19 +86,35 @@ ok($t->wait_log(qr/x=2/, 5, 'logs/j.log'), 'json log written');
 
 my @j = split /\n/, $t->read_file('logs/j.log') // '';
 is(scalar @j, 2, 'two json lines');
-my $rec = eval { JSON::PP->new->decode($j[0]) };
-ok($rec, 'line 1 parses as JSON') or diag("$@: $j[0]");
+# JSON text is UTF-8 (RFC 8259): decoded as such, strictly
+my $rec = eval { JSON::PP->new->utf8->decode($j[0]) };
+ok($rec, 'line 1 parses as UTF-8 JSON') or diag("$@: $j[0]");
 is($rec->{uri}, '/j/?x=1', 'json: $request_uri');
-is($rec->{ua}, $ua, 'json: quotes, backslash, non-ASCII bytes survive');
-like($j[0], qr/\\u00C3\\u00A9/, 'json: non-ASCII bytes as \u00XX');
+(my $ua_chars = $ua) =~ s/\xC3\xA9/\x{e9}/;
+is($rec->{ua}, $ua_chars, 'json: quotes, backslash, UTF-8 survive');
+like($j[0], qr/ \xC3\xA9"/, 'json: valid UTF-8 passes unchanged');
 is($rec->{foo}, 'bar"baz', 'json: $http_x_foo');
 is($rec->{ref}, '', 'json: a missing header is ""');
+is($rec->{user}, '', 'json: no $remote_user is ""');
+is($rec->{tls}, '', 'json: $tls_protocol of a plain connection is "", '
+                    . 'like every variable with no value');
+is($rec->{sni}, '', 'json: $tls_sni of a plain connection is ""');
 is($rec->{status}, 200, 'json: $status is a number');
 is($rec->{scheme}, 'http', 'json: $scheme');
 is($rec->{port}, $port, 'json: $server_port');
 is($rec->{proto}, 'HTTP/1.1', 'json: $server_protocol');
-my $rec2 = eval { JSON::PP->new->decode($j[1] // '') };
+my $rec2 = eval { JSON::PP->new->utf8->decode($j[1] // '') };
 ok($rec2 && $rec2->{foo} eq '', 'line 2 parses, no X-Foo');
+
+# bytes that are not UTF-8 become U+FFFD, so the line stays valid JSON
+$t->http_get('/j/?x=3', headers => { 'User-Agent' => "a\xFF\xC3(\xE2\x82" });
+ok($t->wait_log(qr/x=3/, 5, 'logs/j.log'), 'json line 3 written');
+my ($j3) = grep { /x=3/ } split /\n/, $t->read_file('logs/j.log') // '';
+my $rec3 = eval { JSON::PP->new->utf8->decode($j3 // '') };
+ok($rec3, 'a User-Agent that is not UTF-8: the line parses as UTF-8 JSON')
+    or diag("$@: " . ($j3 // ''));
+is($rec3 && $rec3->{ua}, "a\x{fffd}\x{fffd}(\x{fffd}\x{fffd}",
+   'json: each byte that is not UTF-8 is U+FFFD');
 
 # the same request's line reaches plain.log just after j.log
 $t->wait_log(qr/x=2/, 5, 'logs/plain.log');

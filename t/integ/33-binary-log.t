@@ -77,7 +77,7 @@ is(lines($out), lines($t->read_file('logs/c.log')),
 
 ($rc, $out) = logcat('-F', 'json', "$dir/logs/a.bin");
 is($rc, 0, '-F json exits 0');
-my @j = map { eval { JSON::PP->new->decode($_) } } split /\n/, $out;
+my @j = map { eval { JSON::PP->new->utf8->decode($_) } } split /\n/, $out;
 is(scalar @j, 7, '-F json: every line parses');
 
 # With two children a line is written after its response is sent, so the
@@ -89,8 +89,8 @@ my %by = map { (($_->{request} // '') => $_) } grep { defined } @j;
                             'GET / HTTP/1.0', 'POST /x.html HTTP/1.1',
                             'BREW / HTTP/1.1');
 is($j[1]{request}, 'GET /x.html?a=1&b=%22 HTTP/1.1', 'json: request');
-is($j[1]{http_user_agent}, "Mozilla/5.0 \"quoted\" \\ \xC3\xA9",
-   'json: user agent bytes');
+is($j[1]{http_user_agent}, "Mozilla/5.0 \"quoted\" \\ \x{e9}",
+   'json: the user agent, its UTF-8 unchanged');
 is($j[1]{http_referer}, 'http://example.com/from', 'json: referer');
 is($j[1]{status}, 200, 'json: status');
 is($j[1]{body_bytes_sent}, 1000, 'json: body bytes');

@@ -188,7 +188,37 @@ test_escape_and_text(void)
     is_str((char *) out, n, "a\\x22b\\x5Cc\\x01\\xC3", "default escape");
     n = gn_binlog_escape(out, (u_char *) "a\"b\\c\x01\xc3", 7,
                          GN_BINLOG_ESC_JSON);
-    is_str((char *) out, n, "a\\\"b\\\\c\\u0001\\u00C3", "json escape");
+    is_str((char *) out, n, "a\\\"b\\\\c\\u0001\\ufffd",
+           "json escape: a lone 0xC3 is U+FFFD");
+    {
+        static const struct {
+            const char  *in, *out, *what;
+        } u8[] = {
+            { "caf\xc3\xa9", "caf\xc3\xa9", "2-byte UTF-8 unchanged" },
+            { "\xe2\x82\xac!", "\xe2\x82\xac!", "3-byte UTF-8 unchanged" },
+            { "\xf0\x9f\x98\x80", "\xf0\x9f\x98\x80",
+              "4-byte UTF-8 unchanged" },
+            { "\x7f", "\x7f", "DEL needs no escape" },
+            { "\xc0\xaf", "\\ufffd\\ufffd", "overlong: one U+FFFD a byte" },
+            { "\xed\xa0\x80", "\\ufffd\\ufffd\\ufffd", "a surrogate" },
+            { "\xf4\x90\x80\x80", "\\ufffd\\ufffd\\ufffd\\ufffd",
+              "above U+10FFFF" },
+            { "a\xe2\x82", "a\\ufffd\\ufffd", "cut at the end" },
+            { "\xf5x", "\\ufffdx", "0xF5 is never UTF-8" },
+            { "\n\t", "\\u000A\\u0009", "control characters" },
+        };
+        size_t  k, m;
+
+        for (k = 0; k < sizeof(u8) / sizeof(u8[0]); k++) {
+            m = strlen(u8[k].in);
+            n = gn_binlog_escape(out, (const u_char *) u8[k].in, m,
+                                 GN_BINLOG_ESC_JSON);
+            is_str((char *) out, n, u8[k].out, "json: %s", u8[k].what);
+            is_int(gn_binlog_escape(NULL, (const u_char *) u8[k].in, m,
+                                    GN_BINLOG_ESC_JSON), n,
+                   "json: %s: measured as written", u8[k].what);
+        }
+    }
     n = gn_binlog_escape(out, NULL, 0, GN_BINLOG_ESC_DEFAULT);
     is_str((char *) out, n, "-", "absent: -");
     is_int(gn_binlog_escape(out, NULL, 0, GN_BINLOG_ESC_JSON), 0,
