@@ -35,9 +35,14 @@ is(scalar @kids, 2, 'two children');
 
 $t->expect_log(qr/\[alert\] \d+#\d+: gracefully shutting down: the master process is gone/);
 
-# a request on its way when the master dies: half of its head now
+# a request on its way when the master dies: on a connection a child
+# has accepted (a first request answered, kept alive), half of a second
+# head now
 my $s = $t->connect;
-ok($s, 'a connection before the kill');
+my $buf = '';
+$t->write_all($s, "GET /index.html HTTP/1.1\r\nHost: localhost\r\n\r\n");
+is($t->read_response($s, \$buf)->{status}, 200,
+   'a kept-alive connection before the kill');
 $t->write_all($s, "GET /index.html HTTP/1.1\r\nHost: localhost\r\n");
 
 my $master = $t->master_pid;
@@ -62,7 +67,6 @@ ok($refused, 'the children stopped accepting');
 
 # the request on its way is answered, and the connection closed after it
 $t->write_all($s, "\r\n");
-my $buf = '';
 my $r = $t->read_response($s, \$buf);
 is($r->{status}, 200, 'the request on its way is answered');
 is(lc($r->{headers}{connection} // ''), 'close',
