@@ -348,6 +348,11 @@ SKIP: {
         or diag(join("\n", @fail[0 .. ($#fail > 5 ? 5 : $#fail)]));
     like($fail[0] // '', qr/\[crit\].*\(28: No space left on device\)/,
          'full disk: [crit] with ENOSPC');
+    # the children that lost lines (under valgrind one child may have
+    # accepted every connection of the run, and the other lost nothing)
+    my %lost = map { /\] (\d+)#\d+: / ? ($1 => 1) : () } @fail;
+    my @lost = sort keys %lost;
+    is(scalar @lost, scalar @fail, 'full disk: each report names its child');
 
     # Recovery: /dev/full cannot be emptied, so the log path is switched
     # to a regular file (rename over the symlink) and USR1 makes the
@@ -374,13 +379,14 @@ SKIP: {
         $r = GnLoad::wrk_stop($t, $w);
         $errors += $r->{errors} // 1;
         my $l = substr($t->error_log, $from);
-        $back = grep { $l =~ /\[notice\] $_#\d+: $again/ } @kids;
-        last if $back == @kids;
+        $back = grep { $l =~ /\[notice\] $_#\d+: $again/ } @lost;
+        last if $back == @lost;
     }
     is($errors, 0, 'full disk: served after the reopen')
         or diag($r->{raw});
-    is($back, scalar @kids, 'full disk: each child notes "writes succeed'
-                            . ' again, N lost" after the reopen');
+    is($back, scalar @lost, 'full disk: each child that lost lines notes '
+                            . '"writes succeed again, N lost" after the '
+                            . 'reopen');
     my @lines = grep { m{"GET /index\.html HTTP/1\.1" 200 } }
                 split /\n/, $t->read_file($log) // '';
     ok(@lines > 0, 'full disk: lines logged again (' . scalar(@lines) . ')');
