@@ -538,7 +538,18 @@ gn_access_log_request_line(gn_http_request_t *r, u_char *p, gn_uint_t esc)
     u_char          *end;
 
     if (h->method_name.data == NULL || h->target.data == NULL) {
-        return gn_binlog_escape(p, NULL, 0, esc);
+        /* not parsed (a bad or partial head): its first line as it came,
+         * as nginx logs it */
+        if (r->c->buf == NULL || r->head_len == 0) {
+            return gn_binlog_escape(p, NULL, 0, esc);
+        }
+        end = memchr(r->c->buf, '\n', gn_min(r->head_len, r->c->buf_len));
+        n = end ? (size_t) (end - r->c->buf)
+                : gn_min(r->head_len, r->c->buf_len);
+        if (n > 0 && r->c->buf[n - 1] == '\r') {
+            n--;
+        }
+        return gn_binlog_escape(p, r->c->buf, n, esc);
     }
 
     /* method, target and version lie in one line of the head buffer */

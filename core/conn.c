@@ -568,6 +568,10 @@ gn_conn_nodelay(gn_conn_t *c)
 void
 gn_conn_close(gn_conn_t *c)
 {
+    if (c->r != NULL) {
+        gn_http_closed(c);         /* every request gets its log line */
+    }
+
     if (c->linger_close && c->io.fd != -1 && !c->eof) {
         gn_conn_linger_start(c);
         return;
@@ -651,6 +655,9 @@ gn_conn_close_all(void)
 {
     while (gn_conn_open != NULL) {
         gn_conn_open->linger_close = 0;
+        if (gn_conn_open->r != NULL) {
+            gn_conn_open->r->close_status = 503;     /* the server stops */
+        }
         gn_conn_close(gn_conn_open);
     }
 }

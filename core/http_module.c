@@ -323,6 +323,13 @@ gn_http_module_resume(gn_http_request_t *r)
 
     if (c->state != GN_CONN_PENDING && c->state != GN_CONN_BODY) {
         gn_http_set_state(c, GN_CONN_PENDING, r->loc->send_timeout);
+
+        /* the client's FIN came with the request (edge-triggered: no
+         * later event will say so): the request ends now, not when the
+         * module answers into a closed connection */
+        if (c->hup) {
+            gn_http_conn_handler(c);
+        }
     }
 }
 

@@ -33,6 +33,8 @@ static void gn_http_read(gn_conn_t *c);
 static void gn_http_process(gn_conn_t *c, size_t head_len);
 static void gn_http_finish(gn_conn_t *c);
 static void gn_http_discard(gn_conn_t *c);
+static void gn_http_close(gn_conn_t *c, gn_uint_t status);
+static void gn_http_close_head(gn_conn_t *c, gn_uint_t status);
 
 
 void
@@ -91,7 +93,7 @@ gn_http_conn_handler(gn_conn_t *c)
             /* waiting for a module's next bytes, and the client left */
             gn_log_error(GN_LOG_INFO, &c->log, 0, "client closed the "
                          "connection while the response was streamed");
-            gn_conn_close(c);
+            gn_http_close(c, 499);
             break;
         }
         if (c->write_ready) {
@@ -111,7 +113,7 @@ gn_http_conn_handler(gn_conn_t *c)
             /* the client went away: the module's request ends here */
             gn_log_error(GN_LOG_INFO, &c->log, 0, "client closed the "
                          "connection while the response was being made");
-            gn_conn_close(c);
+            gn_http_close(c, 499);
         }
         break;
 
@@ -121,10 +123,18 @@ gn_http_conn_handler(gn_conn_t *c)
 }
 
 
+/*
+ * A timeout logs the request it cuts, as nginx: 408 for a client that
+ * did not send its head or body in time, or did not take the response
+ * (once bytes of a response went out, the line keeps the status sent and
+ * shows the bytes that did); 504 when a module did not answer in time.
+ * Nothing is sent: the connection closes.
+ */
 void
 gn_http_conn_timeout(gn_timer_t *t)
 {
     gn_conn_t  *c = t->data;
+    gn_uint_t   status = 408;
 
     switch (c->state) {
 
@@ -137,6 +147,8 @@ gn_http_conn_timeout(gn_timer_t *t)
         if (c->buf_len > 0) {
             c->log.action = "reading the request head";
             gn_log_error(GN_LOG_INFO, &c->log, 0, "client timed out");
+            gn_http_close_head(c, 408);
+            return;
         }
         break;
 
@@ -154,13 +166,14 @@ gn_http_conn_timeout(gn_timer_t *t)
     case GN_CONN_PENDING:
         c->log.action = "waiting for a module to finish the response";
         gn_log_error(GN_LOG_ERR, &c->log, 0, "timed out");
+        status = 504;
         break;
 
     default:
         break;
     }
 
-    gn_conn_close(c);
+    gn_http_close(c, status);
 }
 
 
@@ -363,7 +376,7 @@ gn_http_read(gn_conn_t *c)
                              "client closed the connection while sending "
                              "the request head");
             }
-            gn_conn_close(c);
+            gn_http_close_head(c, 400);       /* as nginx */
             return;
         }
 
@@ -912,9 +925,15 @@ gn_http_write(gn_conn_t *c)
 }
 
 
+/* The request's access-log line and counts: once, at its end, whatever
+ * the end. */
 static void
-gn_http_account(gn_http_request_t *r)
+gn_http_log(gn_http_request_t *r)
 {
+    r->logged = 1;
+    (void) gn_http_module_filters(r, GN_HTTP_FILTER_LOG);
+    gn_access_log_request(r);
+
     if (gn_sb_me == NULL) {
         return;
     }
@@ -1063,7 +1082,13 @@ gn_http_discard(gn_conn_t *c)
             continue;
         }
         if (n <= 0) {
-            gn_conn_close(c);
+            if (n == 0) {
+                c->log.action = "reading the request body";
+                gn_log_error(GN_LOG_INFO, &c->log, 0, "client closed the "
+                             "connection");
+                c->log.action = NULL;
+            }
+            gn_http_close(c, 400);            /* the body broke off */
             return;
         }
         gn_timer_set(&c->timer, r->loc->client_body_timeout);
@@ -1100,9 +1125,7 @@ gn_http_finish(gn_conn_t *c)
     gn_loc_conf_t      *lc = r->loc;
     size_t              head_len;
 
-    (void) gn_http_module_filters(r, GN_HTTP_FILTER_LOG);
-    gn_access_log_request(r);
-    gn_http_account(r);
+    gn_http_log(r);
 
     head_len = r->head_len;
     c->r = NULL;
@@ -1125,4 +1148,87 @@ gn_http_finish(gn_conn_t *c)
     c->buf_len -= head_len;
 
     gn_http_next(c, lc);
+}
+
+
+/* Closes c; the request on it, if any, is logged with `status` (see
+ * gn_http_closed). */
+static void
+gn_http_close(gn_conn_t *c, gn_uint_t status)
+{
+    if (c->r != NULL) {
+        c->r->close_status = status;
+    }
+    gn_conn_close(c);
+}
+
+
+/* Closes c while its request head was coming: the bytes that came are a
+ * request that gets its line (408 timed out, 400 broke off), as nginx
+ * logs one; a connection that sent nothing gets none. */
+static void
+gn_http_close_head(gn_conn_t *c, gn_uint_t status)
+{
+    if (c->r == NULL && c->buf_len > 0
+        && gn_http_request_create(c, c->buf_len) != NULL)
+    {
+        c->r->close_status = status;
+    }
+    gn_conn_close(c);
+}
+
+
+/*
+ * A connection closes with a request that has not ended: the client
+ * left, a timeout or an error cut it. Every request gets its access-log
+ * line and is counted in the scoreboard, as nginx logs every request.
+ * Once bytes of the response went out, the line keeps the status being
+ * sent and shows the bytes that were; before that it shows why it ended:
+ * the close_status its closer gave (499 the client left, 408, 400, 504),
+ * else the status of a response that could not be sent at all, else 500.
+ */
+void
+gn_http_closed(gn_conn_t *c)
+{
+    gn_http_request_t  *r = c->r;
+
+    if (r->logged) {
+        return;
+    }
+
+    if (r->bytes_sent == 0 || r->status == 0) {
+        if (r->close_status != 0) {
+            r->status = r->close_status;
+        } else if (c->state != GN_CONN_WRITING || r->status == 0) {
+            r->status = 500;
+        }
+    }
+
+    gn_http_log(r);
+}
+
+
+void
+gn_http_log_rejected(gn_conn_t *c, const u_char *data, size_t len,
+    size_t sent, size_t head)
+{
+    gn_http_request_t  *r;
+
+    if (gn_conn_buf_get(c) == NULL) {
+        return;
+    }
+
+    len = gn_min(len, c->buf_size);
+    memcpy(c->buf, data, len);
+    c->buf_len = len;
+
+    r = gn_http_request_create(c, len);
+    if (r == NULL) {
+        return;
+    }
+
+    r->status = 400;
+    r->bytes_sent = (off_t) sent;
+    r->header_bytes = (off_t) head;
+    gn_http_log(r);
 }

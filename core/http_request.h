@@ -81,6 +81,12 @@ struct gn_http_request_s {
     gn_http_seg_t        seg_inline[GN_HTTP_SEGS_INLINE];
     off_t                bytes_sent;
     off_t                header_bytes;
+
+    /* the end of a request the connection closes under (see
+     * gn_http_closed): the status its log line shows when no byte of a
+     * response went out, and whether the line is written */
+    gn_uint_t            close_status;
+    gn_uint_t            logged;
 };
 
 
@@ -125,6 +131,16 @@ void gn_http_init_conn(gn_conn_t *c);
 void gn_http_start(gn_conn_t *c);
 void gn_http_conn_handler(gn_conn_t *c);
 void gn_http_conn_timeout(gn_timer_t *t);
+
+/* conn.c, as a connection with a request on it closes: the request gets
+ * its access-log line and its counts (see http_request.c). */
+void gn_http_closed(gn_conn_t *c);
+
+/* tls.c: plain HTTP on a TLS port was answered 400; `sent` bytes of the
+ * answer went out, `head` of them its head; data/len are what the client
+ * sent. Logs it as a request. */
+void gn_http_log_rejected(gn_conn_t *c, const u_char *data, size_t len,
+    size_t sent, size_t head);
 
 /* For http_module.c: the request state machine's steps. */
 void gn_http_set_state(gn_conn_t *c, gn_conn_state_e state,

@@ -898,11 +898,17 @@ gn_tls_reject_plain(gn_conn_t *c)
         "Connection: close\r\n"
         "\r\n"
         "A plain HTTP request was sent to a TLS (HTTPS) port\n";
+
     gn_tls_conn_t     *t = c->tls;
+    ssize_t            n;
+    size_t             head = sizeof(msg) - 1 - 52;
 
     gn_log_error(GN_LOG_INFO, &c->log, 0, "client sent a plain HTTP "
                  "request to a TLS port");
-    (void) send(c->io.fd, msg, sizeof(msg) - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+    n = send(c->io.fd, msg, sizeof(msg) - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+    n = gn_max(n, 0);
+    gn_http_log_rejected(c, t->in + t->in_pos, t->in_end - t->in_pos,
+                         (size_t) n, gn_min((size_t) n, head));
     t->ended = 1;                       /* no TLS record after that */
     c->linger_close = 1;                /* the rest of the request */
     gn_conn_close(c);

@@ -100,6 +100,7 @@ GN_INTEG_TESTS = \
     %reldir%/integ/30-rewrite.t \
     %reldir%/integ/31-access.t \
     %reldir%/integ/32-access-log.t \
+    %reldir%/integ/35-access-log-every.t \
     %reldir%/integ/33-binary-log.t \
     %reldir%/integ/34-error-log.t \
     %reldir%/integ/40-module-load.t \
