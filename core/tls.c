@@ -101,6 +101,7 @@ typedef struct {
     unsigned          spins:14;     /* GNUTLS_E_AGAIN without a read */
     unsigned          more:1;       /* more follows at once: MSG_MORE */
     unsigned          peeked:1;     /* first byte checked: it is TLS */
+    unsigned          established:1;  /* the handshake is done */
     unsigned          tickets:2;    /* TLS 1.3 session tickets due */
     unsigned          nshares:3;
     uint16_t          shares[GN_TLS_SHARES];  /* key share groups of the
@@ -1124,6 +1125,7 @@ gn_tls_established(gn_conn_t *c)
         }
     }
 
+    t->established = 1;
     c->ops = &gn_tls_ops;
     gn_http_start(c);
 }
@@ -1151,8 +1153,8 @@ gn_tls_conn_info(gn_conn_t *c, gn_str_t *protocol, gn_str_t *cipher,
     gn_str_set(resumed, "");
     gn_str_set(sni, "");
 
-    if (t == NULL || t->session == NULL) {
-        return;
+    if (t == NULL || t->session == NULL || !t->established) {
+        return;             /* (plain HTTP on a TLS port: no handshake) */
     }
 
     switch (gnutls_protocol_get_version(t->session)) {

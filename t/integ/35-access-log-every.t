@@ -44,7 +44,8 @@ client_header_timeout 1s;
 client_body_timeout 1s;
 send_timeout 30s;
 
-log_format every '$status|$bytes_sent|$body_bytes_sent|$request|$scheme';
+log_format every '$status|$bytes_sent|$body_bytes_sent|$request|$scheme|'
+                 '$tls_protocol$tls_cipher$tls_resumed';
 
 server {
     listen 127.0.0.1:%%PORT_0%%;
@@ -85,11 +86,12 @@ my @lines;                   # every line expected so far, in order
 sub lines { return split /\n/, ($t->read_file($log) // ''); }
 
 # Waits for the line matching $re; returns its fields (status, bytes,
-# body bytes, request, scheme) or an empty list.
+# body bytes, request, scheme, TLS) or an empty list.
 sub wait_line
 {
     my ($re, $timeout) = @_;
 
+    $re = qr/$re\|[^|]*/;
     return () unless $t->wait_log(qr/^$re$/m, $timeout // 15, $log);
     my ($line) = grep { /^$re$/ } lines();
     push @lines, $line;
@@ -175,6 +177,7 @@ for my $how ('close', 'reset') {
     is($f[0], 400, 'plain HTTP to TLS: logged 400 with the request line');
     is($f[1], length $resp, 'plain HTTP to TLS: bytes_sent is the answer');
     is($f[2], 52, 'plain HTTP to TLS: body_bytes_sent is its body');
+    is($f[5], '---', 'plain HTTP to TLS: no TLS protocol, cipher, resumed');
 }
 
 
