@@ -776,5 +776,6 @@ const gn_api_t  gn_api = {
     gn_api_max_slots,
     gn_api_child_stats,
     gn_api_server_stats,
-    gn_api_read_file
+    gn_api_read_file,
+    gn_module_conf_error
 };

@@ -327,6 +327,16 @@ gn_conf_parse_buf(gn_conf_t *cf, gn_uint_t mode)
         if (gn_str_eq(name, "include")) {
             rc = gn_conf_include(cf, rc);
 
+        } else if (cf->scan != NULL) {
+            cf->scan(cf, cf->scan_depth);
+            if (rc == GN_CONF_BLOCK_START) {
+                cf->scan_depth++;
+                rc = gn_conf_parse_buf(cf, GN_CONF_PARSE_BLOCK);
+                cf->scan_depth--;
+            } else {
+                rc = GN_OK;
+            }
+
         } else if (cf->handler != NULL) {
             rc = gn_conf_call_handler(cf, rc);
 

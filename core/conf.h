@@ -130,6 +130,14 @@ struct gn_conf_s {
     gn_uint_t              include_depth;
     void                  *data;         /* for the caller (the cycle) */
     struct gn_conf_buf_s  *buf;          /* input being read (conf.c) */
+
+    /* set: a scan, not a parse (gannet -s when the configuration does not
+     * load): every directive goes to scan with its block depth, blocks
+     * and includes are read through, nothing is checked */
+    void                 (*scan)(gn_conf_t *cf, gn_uint_t depth);
+    void                  *scan_data;
+    gn_uint_t              scan_depth;
+
     char                   err[1024];
 };
 

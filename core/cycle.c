@@ -1324,6 +1324,56 @@ gn_cycle_init_conf(gn_cycle_t *cycle, gn_conf_t *cf, const char *conf_file,
 }
 
 
+static void
+gn_cycle_scan_pid(gn_conf_t *cf, gn_uint_t depth)
+{
+    gn_str_t  *v = cf->args->elts;
+
+    if (depth == 0 && cf->args->nelts == 2 && gn_str_eq(&v[0], "pid")) {
+        (void) gn_pstrdup(cf->pool, &v[1], cf->scan_data);  /* the last */
+    }
+}
+
+
+gn_int_t
+gn_cycle_find_pid(const char *conf_file, const char *prefix, char *out,
+    size_t size)
+{
+    gn_cycle_t  *cycle;
+    gn_conf_t    cf;
+    gn_str_t     pid = gn_string(GN_CYCLE_DEFAULT_PID);
+    gn_str_t     found = gn_null_string;
+    gn_int_t     rc;
+
+    memset(&cf, 0, sizeof(cf));
+    cf.pool = gn_pool_create(16384);
+    if (cf.pool == NULL) {
+        return GN_ERROR;
+    }
+
+    rc = GN_ERROR;
+    cycle = gn_pcalloc(cf.pool, sizeof(gn_cycle_t));
+    if (cycle != NULL) {
+        cycle->pool = cf.pool;
+        if (gn_cycle_init_conf(cycle, &cf, conf_file, prefix) == GN_OK) {
+            cf.scan = gn_cycle_scan_pid;
+            cf.scan_data = &found;
+            (void) gn_conf_parse(&cf, (char *) cycle->conf_file.data);
+            if (found.len > 0) {
+                pid = found;
+            }
+            if (gn_conf_full_name(&cf, &pid, 0) == GN_OK) {
+                snprintf(out, size, "%.*s", GN_STR_ARG(&pid));
+                rc = found.len > 0 ? GN_OK : GN_DECLINED;
+            }
+        }
+    }
+
+    gn_pool_destroy(cf.pool);
+    return rc;
+}
+
+
 gn_cycle_t *
 gn_cycle_create(const char *conf_file, const char *prefix, char *err,
     size_t errlen)
@@ -1331,7 +1381,7 @@ gn_cycle_create(const char *conf_file, const char *prefix, char *err,
     gn_cycle_t      *cycle;
     gn_conf_t        cf;
     gn_main_conf_t  *mc;
-    gn_str_t         pid = gn_string("logs/gannet.pid");
+    gn_str_t         pid = gn_string(GN_CYCLE_DEFAULT_PID);
     gn_str_t         elog = gn_string("logs/error.log");
     long             ncpu;
 
@@ -1389,6 +1439,12 @@ gn_cycle_create(const char *conf_file, const char *prefix, char *err,
         || gn_cycle_merge_servers(&cf, cycle) != GN_OK)
     {
         snprintf(err, errlen, "%s", cf.err[0] ? cf.err : "out of memory");
+        goto failed;
+    }
+
+    /* the modules' own checks: under -t and at reload too */
+    if (gn_module_check_confs(&cf, cycle) != GN_OK) {
+        snprintf(err, errlen, "%s", cf.err);
         goto failed;
     }
 

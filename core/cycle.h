@@ -198,6 +198,13 @@ extern gn_cycle_t  *gn_cycle;      /* the running cycle */
  * Parses conf_file (prefix for relative paths) into a new cycle and checks
  * it; opens nothing. Returns NULL with err filled (file:line message).
  */
+/* The pid file of a configuration that does not load (gannet -s): its
+ * main-level `pid` found by a scan that checks nothing (GN_OK), else
+ * the default (GN_DECLINED), as an absolute path in out; GN_ERROR. */
+#define GN_CYCLE_DEFAULT_PID  "logs/gannet.pid"
+gn_int_t gn_cycle_find_pid(const char *conf_file, const char *prefix,
+    char *out, size_t size);
+
 gn_cycle_t *gn_cycle_create(const char *conf_file, const char *prefix,
     char *err, size_t errlen);
 

@@ -15,6 +15,9 @@ gn_log_t   gn_log_default = { GN_LOG_NOTICE, 2, NULL, NULL, NULL, NULL,
 gn_int_t   gn_log_slot = -1;
 gn_log_t  *(*gn_log_route)(gn_log_t *log, gn_log_t *tmp);
 
+char      *gn_log_capture;
+size_t     gn_log_capture_size;
+
 
 static const char  *gn_log_levels[] = {
     "", "emerg", "alert", "crit", "error", "warn", "notice", "info", "debug"
@@ -39,7 +42,7 @@ gn_log_verror(gn_uint_t level, gn_log_t *log, int err, const char *fmt,
     va_list args)
 {
     char      buf[GN_LOG_MAX_LINE];
-    size_t    n, max, msg;
+    size_t    n, max, msg, text;
     va_list   copy;
     gn_log_t *l;
 
@@ -54,6 +57,7 @@ gn_log_verror(gn_uint_t level, gn_log_t *log, int err, const char *fmt,
         n += snprintf(buf + n, max - n, " [%s] %d#-: ",
                       gn_log_levels[level], (int) getpid());
     }
+    text = gn_min(n, max);
 
     if (n < max) {
         va_copy(copy, args);
@@ -74,6 +78,14 @@ gn_log_verror(gn_uint_t level, gn_log_t *log, int err, const char *fmt,
     }
 
     n = gn_min(n, max);
+
+    if (gn_log_capture != NULL && level <= GN_LOG_ERR
+        && gn_log_capture[0] == '\0')
+    {
+        snprintf(gn_log_capture, gn_log_capture_size, "[%s] %.*s",
+                 gn_log_levels[level], (int) (n - text), buf + text);
+    }
+
     buf[n++] = '\n';
 
     for (l = log; l != NULL; l = l->next) {

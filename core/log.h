@@ -48,6 +48,11 @@ void gn_log_error(gn_uint_t level, gn_log_t *log, int err, const char *fmt,
 void gn_log_verror(gn_uint_t level, gn_log_t *log, int err, const char *fmt,
     va_list args);
 
+/* While set (the master, during a reload): the first message at [error]
+ * or worse is copied there as "[level] message" (NUL-terminated). */
+extern char    *gn_log_capture;
+extern size_t   gn_log_capture_size;
+
 /* Writes "gannet: message" to stderr (command-line tools, -t, -s). */
 void gn_log_stderr(int err, const char *fmt, ...) gn_printf(2, 3);
 

@@ -243,11 +243,68 @@ gn_pid_is_gannet(pid_t pid)
 }
 
 
+/*
+ * -s reload: signals the master and waits for the verdict of that reload
+ * (master.h), so that a refused configuration is an exit status and a
+ * message here, not only a line in the error log. Bounded by
+ * GN_RELOAD_WAIT_SEC; the master writes the verdict as soon as the new
+ * configuration is running or refused.
+ */
+#define GN_RELOAD_WAIT_SEC  60
+
 static int
-gn_send_signal(gn_cycle_t *cycle, const char *name)
+gn_reload_and_wait(const char *pidfile, pid_t pid)
+{
+    char             path[PATH_MAX], msg[1280];
+    uint64_t         seq, start, t0;
+    gn_uint_t        ok, waited;
+    struct timespec  tick = { 0, 20 * 1000000 };
+
+    /* the verdict of this signal's reload: one that started after it (a
+     * reload under way now, or an old file, started before) */
+    gn_master_verdict_path(pidfile, path, sizeof(path));
+    t0 = gn_master_wall_msec();
+
+    if (kill(pid, SIGHUP) == -1) {
+        gn_log_stderr(errno, "[error] kill(%d, SIGHUP) failed", (int) pid);
+        return 1;
+    }
+
+    for (waited = 0; waited < GN_RELOAD_WAIT_SEC * 50; waited++) {
+        if (gn_master_verdict_read(path, &seq, &start, &ok, msg, sizeof(msg))
+                == GN_OK
+            && start >= t0)
+        {
+            if (ok) {
+                gn_log_stderr(0, "reloaded (pid %d, generation %s)",
+                              (int) pid, msg);
+                return 0;
+            }
+            gn_log_stderr(0, "%s", msg);
+            gn_log_stderr(0, "reload failed, the server (pid %d) still runs "
+                          "the previous configuration", (int) pid);
+            return 1;
+        }
+
+        if (!gn_pid_is_gannet(pid)) {
+            gn_log_stderr(0, "[error] the server (pid %d) exited", (int) pid);
+            return 1;
+        }
+
+        (void) nanosleep(&tick, NULL);
+    }
+
+    gn_log_stderr(0, "[error] no verdict from the server (pid %d) on the "
+                  "reload within %d s (see its error log)", (int) pid,
+                  GN_RELOAD_WAIT_SEC);
+    return 1;
+}
+
+
+static int
+gn_send_signal(const char *pidfile, const char *name)
 {
     const gn_signal_name_t  *s;
-    const char              *pidfile;
     pid_t                    pid;
 
     for (s = gn_signal_names; s->name != NULL; s++) {
@@ -261,8 +318,6 @@ gn_send_signal(gn_cycle_t *cycle, const char *name)
                       "reload, reopen or status", name);
         return 1;
     }
-
-    pidfile = (const char *) cycle->main->pid.data;
 
     if (s->signo == 0) {
         pid = gn_read_pid(pidfile, 1);
@@ -281,6 +336,10 @@ gn_send_signal(gn_cycle_t *cycle, const char *name)
     pid = gn_read_pid(pidfile, 0);
     if (pid <= 0) {
         return 1;
+    }
+
+    if (s->signo == SIGHUP) {
+        return gn_reload_and_wait(pidfile, pid);
     }
 
     if (kill(pid, s->signo) == -1) {
@@ -371,6 +430,7 @@ gn_start(gn_cycle_t *cycle, const gn_options_t *o, const char *conf,
     const char  *pidfile = (const char *) cycle->main->pid.data;
     pid_t        pid;
     int          rc;
+    char         verdict[PATH_MAX];
 
     pid = gn_read_pid(pidfile, 1);
     if (pid > 0 && gn_pid_is_gannet(pid) && pid != getpid()) {
@@ -424,6 +484,9 @@ gn_start(gn_cycle_t *cycle, const gn_options_t *o, const char *conf,
                      "unlink() \"%s\" failed",
                      (char *) gn_cycle->main->pid.data);
     }
+    gn_master_verdict_path((char *) gn_cycle->main->pid.data, verdict,
+                           sizeof(verdict));
+    (void) unlink(verdict);
 
     return rc;
 }
@@ -433,6 +496,41 @@ gn_start(gn_cycle_t *cycle, const gn_options_t *o, const char *conf,
  * strings, and every reload reads these paths again */
 static char  *gn_conf_file;
 static char  *gn_prefix_path;
+
+
+/*
+ * -s with a configuration that does not load (an edit in progress): the
+ * running server must still be found, to stop it, ask its status or
+ * reopen its logs. Its pid file is the main-level `pid` a scan of the
+ * file finds (nothing else of it needs to be right), else the default.
+ * A reload is refused: the master would refuse that configuration too.
+ */
+static int
+gn_signal_unloadable(const char *name, const char *err)
+{
+    char      pidfile[PATH_MAX];
+    gn_int_t  rc;
+
+    if (strcmp(name, "reload") == 0) {
+        gn_log_stderr(0, "[emerg] %s", err);
+        gn_log_stderr(0, "not reloading: the configuration file %s does not "
+                      "load", gn_conf_file);
+        return 1;
+    }
+
+    rc = gn_cycle_find_pid(gn_conf_file, gn_prefix_path, pidfile,
+                           sizeof(pidfile));
+    if (rc == GN_ERROR) {
+        gn_log_stderr(0, "[emerg] %s", err);
+        return 1;
+    }
+
+    gn_log_stderr(0, "[warn] the configuration does not load: %s", err);
+    gn_log_stderr(0, "[warn] using the pid file %s (%s)", pidfile,
+                  rc == GN_OK ? "its \"pid\" directive" : "the default");
+
+    return gn_send_signal(pidfile, name);
+}
 
 
 int
@@ -479,6 +577,9 @@ main(int argc, char **argv)
 
     if (cycle == NULL) {
         free(gn_dump_buf);
+        if (o.signal != NULL && !o.test) {
+            return gn_signal_unloadable(o.signal, err);
+        }
         gn_log_stderr(0, "[emerg] %s", err);
         if (o.test) {
             gn_log_stderr(0, "configuration file %s test failed",
@@ -498,7 +599,7 @@ main(int argc, char **argv)
             }
             rc = 0;
         } else {
-            rc = gn_send_signal(cycle, o.signal);
+            rc = gn_send_signal((char *) cycle->main->pid.data, o.signal);
         }
         free(gn_dump_buf);
         gn_cycle_destroy(cycle);

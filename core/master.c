@@ -318,11 +318,96 @@ gn_master_reopen(void)
 }
 
 
+uint64_t
+gn_master_wall_msec(void)
+{
+    struct timespec  ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+}
+
+
+void
+gn_master_verdict_path(const char *pid_file, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s.reload", pid_file);
+}
+
+
+gn_int_t
+gn_master_verdict_read(const char *path, uint64_t *seq, uint64_t *start_ms,
+    gn_uint_t *ok, char *msg, size_t size)
+{
+    char                buf[1280], word[8];
+    unsigned long long  s, t;
+    ssize_t             n;
+    int                 fd, at;
+
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd == -1) {
+        return GN_ERROR;
+    }
+    n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0) {
+        return GN_ERROR;
+    }
+    buf[n] = '\0';
+    buf[strcspn(buf, "\n")] = '\0';
+
+    at = 0;
+    if (sscanf(buf, "%llu %llu %7s %n", &s, &t, word, &at) != 3 || at == 0) {
+        return GN_ERROR;
+    }
+
+    *seq = s;
+    *start_ms = t;
+    *ok = strcmp(word, "ok") == 0;
+    snprintf(msg, size, "%s", buf + at);
+    return GN_OK;
+}
+
+
+/* Replaces the verdict file (see master.h): write, then rename. */
+static void
+gn_master_verdict(uint64_t start_ms, gn_uint_t ok, const char *msg)
+{
+    static uint64_t  seq;
+    char             path[PATH_MAX], tmp[PATH_MAX + 8], line[1280];
+    int              fd, n;
+
+    gn_master_verdict_path((char *) gn_cycle->main->pid.data, path,
+                           sizeof(path));
+    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+
+    n = snprintf(line, sizeof(line), "%llu %llu %s %s\n",
+                 (unsigned long long) ++seq, (unsigned long long) start_ms,
+                 ok ? "ok" : "failed", msg);
+    n = gn_min(n, (int) sizeof(line) - 1);
+
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd == -1 || write(fd, line, (size_t) n) != n || close(fd) == -1
+        || rename(tmp, path) == -1)
+    {
+        gn_log_error(GN_LOG_WARN, &gn_cycle->log, errno, "cannot write the "
+                     "reload verdict to \"%s\"", path);
+        (void) unlink(tmp);
+    }
+}
+
+
 static void
 gn_master_reload(void)
 {
     gn_cycle_t  *cycle, *old;
-    char         err[1024];
+    char         err[1024], why[1024], gen[32];
+    uint64_t     start_ms;
+
+    start_ms = gn_master_wall_msec();
+    why[0] = '\0';
+    gn_log_capture = why;
+    gn_log_capture_size = sizeof(why);
 
     gn_log_error(GN_LOG_NOTICE, &gn_cycle->log, 0, "reloading configuration");
 
@@ -357,12 +442,17 @@ gn_master_reload(void)
 
     gn_log_error(GN_LOG_NOTICE, &cycle->log, 0,
                  "reload complete, generation %u", (unsigned) gn_generation);
+    gn_log_capture = NULL;
+    snprintf(gen, sizeof(gen), "%u", (unsigned) gn_generation);
+    gn_master_verdict(start_ms, 1, gen);
     return;
 
 failed:
 
+    gn_log_capture = NULL;
     gn_log_error(GN_LOG_NOTICE, &gn_cycle->log, 0,
                  "reload failed, still running the previous configuration");
+    gn_master_verdict(start_ms, 0, why[0] ? why : "(see the error log)");
 }
 
 
@@ -461,6 +551,9 @@ gn_master_run(const char *conf_file, const char *prefix)
         case SIGHUP:
             if (gn_master_state == GN_MASTER_RUNNING) {
                 gn_master_reload();
+            } else {
+                gn_master_verdict(gn_master_wall_msec(), 0, "[notice] not "
+                                  "reloaded: the server is shutting down");
             }
             break;
         case SIGQUIT:

@@ -25,4 +25,16 @@ gn_int_t gn_master_restrict(gn_cycle_t *cycle);
 /* Runs until stopped; returns the exit status. */
 int gn_master_run(const char *conf_file, const char *prefix);
 
+/*
+ * The reload verdict: after each reload the master replaces the file
+ * "<pid file>.reload" with one line, "SEQ START_MS ok GENERATION" or
+ * "SEQ START_MS failed [level] MESSAGE" (START_MS: wall clock at the
+ * start of that reload), so that `gannet -s reload` can wait for the
+ * verdict of its own signal and print it.
+ */
+void gn_master_verdict_path(const char *pid_file, char *buf, size_t size);
+gn_int_t gn_master_verdict_read(const char *path, uint64_t *seq,
+    uint64_t *start_ms, gn_uint_t *ok, char *msg, size_t size);
+uint64_t gn_master_wall_msec(void);
+
 #endif /* GN_CORE_MASTER_H_INCLUDED */

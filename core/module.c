@@ -278,6 +278,9 @@ gn_module_load(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
     mod->desc = desc;
     mod->path = path;
     mod->handle = handle;
+
+    /* the optional entry point of ABI 1.2: a 1.0 or 1.1 module has none */
+    *(void **) &mod->check = dlsym(handle, GN_MODULE_CHECK_ENTRY_NAME);
     mod->index = cycle->modules.nelts - 1;
     *pm = mod;
 
@@ -458,6 +461,17 @@ gn_module_set(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
         return cf->err[0] ? GN_CONF_ERROR : "failed (out of memory)";
     }
 
+    /* where it was written, for check_conf's refusals */
+    if (mc->src == NULL) {
+        mc->src = gn_pcalloc(cf->pool, mod->ndirectives
+                                       * sizeof(gn_mod_src_t));
+    }
+    if (mc->src == NULL) {
+        return "failed (out of memory)";
+    }
+    mc->src[cmd->offset].file = gn_pstrdup_cstr(cf->pool, &cf->file->name);
+    mc->src[cmd->offset].line = cf->file->line;
+
     mc->set |= (uint64_t) 1 << cmd->offset;
     return GN_CONF_OK;
 }
@@ -535,6 +549,16 @@ gn_module_loc_merge(gn_conf_t *cf, gn_loc_conf_t *lc, gn_loc_conf_t *prev)
                        (u_char *) pc->conf + d->offset,
                        gn_module_value_size(d->type));
                 mc->set |= bit;
+                if (pc->src != NULL && pc->src[j].file != NULL) {
+                    if (mc->src == NULL) {
+                        mc->src = gn_pcalloc(cf->pool, pm[i]->ndirectives
+                                                 * sizeof(gn_mod_src_t));
+                        if (mc->src == NULL) {
+                            return GN_ERROR;
+                        }
+                    }
+                    mc->src[j] = pc->src[j];
+                }
                 continue;
             }
 
@@ -550,6 +574,139 @@ gn_module_loc_merge(gn_conf_t *cf, gn_loc_conf_t *lc, gn_loc_conf_t *prev)
                     return GN_ERROR;
                 }
                 mc->set |= bit;
+            }
+        }
+    }
+
+    return GN_OK;
+}
+
+
+/* ---- check_conf (ABI 1.2) ------------------------------------------------ */
+
+/* The check running now: api->conf_error reports against it. */
+static struct {
+    gn_conf_t           *cf;
+    gn_mod_t            *mod;
+    gn_mod_conf_t       *mc;
+    gn_uint_t            reported;
+} gn_module_checking;
+
+
+int
+gn_module_conf_error(const char *directive, const char *fmt, ...)
+{
+    gn_conf_t      *cf = gn_module_checking.cf;
+    gn_mod_t       *mod = gn_module_checking.mod;
+    gn_mod_conf_t  *mc = gn_module_checking.mc;
+    gn_uint_t       j;
+    va_list         ap;
+    char            msg[768];
+
+    /* (the message is the module's; the place is the server's) */
+
+    if (cf == NULL || gn_module_checking.reported) {
+        return GN_ERROR;             /* not in check_conf, or said once */
+    }
+    gn_module_checking.reported = 1;
+
+    va_start(ap, fmt);
+    (void) vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+
+    for (j = 0; directive != NULL && j < mod->ndirectives; j++) {
+        if (strcmp(mod->desc->directives[j].name, directive) == 0) {
+            break;
+        }
+    }
+
+    if (directive == NULL || j == mod->ndirectives) {
+        snprintf(cf->err, sizeof(cf->err), "module \"%s\": %s",
+                 mod->desc->name, msg);
+    } else if (mc->src != NULL && mc->src[j].file != NULL) {
+        snprintf(cf->err, sizeof(cf->err), "\"%s\" directive %s in %s:%u",
+                 directive, msg, mc->src[j].file, (unsigned) mc->src[j].line);
+    } else {
+        snprintf(cf->err, sizeof(cf->err), "\"%s\" directive %s (the "
+                 "default value of module \"%s\")", directive, msg,
+                 mod->desc->name);
+    }
+
+    return GN_ERROR;
+}
+
+
+static gn_int_t
+gn_module_check_level(gn_conf_t *cf, gn_mod_t *mod, gn_loc_conf_t *lc,
+    int level)
+{
+    gn_check_pt   check = mod->check;
+    int           rc;
+
+    gn_module_checking.cf = cf;
+    gn_module_checking.mod = mod;
+    gn_module_checking.mc = gn_module_slot(lc, mod);
+    gn_module_checking.reported = 0;
+
+    rc = check(&gn_api, gn_module_checking.mc->conf, level);
+
+    if (rc != GN_OK && !gn_module_checking.reported) {
+        snprintf(cf->err, sizeof(cf->err), "module \"%s\" refused the "
+                 "configuration of %s%s%.*s%s", mod->desc->name,
+                 level == GN_CTX_MAIN ? "the main level"
+                 : level == GN_CTX_SERVER ? "a server" : "location",
+                 level == GN_CTX_LOCATION ? " \"" : "",
+                 level == GN_CTX_LOCATION ? (int) lc->name.len : 0,
+                 level == GN_CTX_LOCATION ? (char *) lc->name.data : "",
+                 level == GN_CTX_LOCATION ? "\"" : "");
+    }
+
+    gn_module_checking.cf = NULL;
+    return rc == GN_OK ? GN_OK : GN_ERROR;
+}
+
+
+gn_int_t
+gn_module_check_confs(gn_conf_t *cf, gn_cycle_t *cycle)
+{
+    gn_srv_conf_t  **psc;
+    gn_loc_conf_t  **plc;
+    gn_mod_t       **pm;
+    gn_array_t      *locs[2];
+    gn_uint_t        i, j, k, l;
+
+    pm = cycle->modules.elts;
+    for (i = 0; i < cycle->modules.nelts; i++) {
+        if (pm[i]->check == NULL) {
+            continue;                 /* 1.0 / 1.1, or no checks */
+        }
+
+        if (gn_module_check_level(cf, pm[i], cycle->main_loc, GN_CTX_MAIN)
+            != GN_OK)
+        {
+            return GN_ERROR;
+        }
+
+        psc = cycle->main->servers.elts;
+        for (j = 0; j < cycle->main->servers.nelts; j++) {
+            if (gn_module_check_level(cf, pm[i], psc[j]->loc, GN_CTX_SERVER)
+                != GN_OK)
+            {
+                return GN_ERROR;
+            }
+
+            locs[0] = &psc[j]->locations;
+            locs[1] = &psc[j]->regex_locations;
+            for (k = 0; k < 2; k++) {
+                plc = locs[k]->elts;
+                for (l = 0; l < locs[k]->nelts; l++) {
+                    if (gn_module_check_level(cf, pm[i], plc[l],
+                                              GN_CTX_LOCATION)
+                        != GN_OK)
+                    {
+                        return GN_ERROR;
+                    }
+                }
             }
         }
     }

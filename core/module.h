@@ -21,12 +21,20 @@ typedef struct {
     gn_uint_t            index;       /* in cycle->modules */
     gn_uint_t            ndirectives;
     gn_conf_cmd_t       *cmds;        /* its directives for the parser */
+    gn_check_pt          check;       /* GN_MODULE_CHECK, or NULL */
 } gn_mod_t;
+
+/* Where a directive's value was written (file NULL: its default). */
+typedef struct {
+    const char          *file;
+    gn_uint_t            line;
+} gn_mod_src_t;
 
 /* One module's configuration at one level (main, server, location). */
 typedef struct {
     void                *conf;        /* conf_size bytes */
     uint64_t             set;         /* directives given at this level */
+    gn_mod_src_t        *src;         /* [ndirectives] or NULL: none set */
 } gn_mod_conf_t;
 
 /* A `handler NAME .ext ...;` entry. */
@@ -44,6 +52,15 @@ extern const gn_conf_cmd_t  gn_module_commands[];
 gn_int_t gn_module_loc_init(gn_conf_t *cf, gn_loc_conf_t *lc);
 gn_int_t gn_module_loc_merge(gn_conf_t *cf, gn_loc_conf_t *lc,
     gn_loc_conf_t *prev);
+
+/* Runs every module's check_conf (ABI 1.2) on every level of the merged
+ * configuration. Returns GN_OK or GN_ERROR with cf->err filled: the
+ * module's message with the file and line of the directive. */
+gn_int_t gn_module_check_confs(gn_conf_t *cf, gn_cycle_t *cycle);
+
+/* api->conf_error (in check_conf only). */
+int gn_module_conf_error(const char *directive, const char *fmt, ...)
+    gn_printf(2, 3);
 
 /* The module whose handler serves this URI in this location, or NULL. */
 gn_mod_t *gn_module_handler_for(gn_loc_conf_t *lc, const gn_str_t *uri);

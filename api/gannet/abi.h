@@ -19,6 +19,10 @@
  *                    configuration), typed directives.
  *   1.1  2026-11-30  gn_api_t.read_file: a whole file's bytes through the
  *                    open-file cache.
+ *   1.2  2026-12-02  the optional entry point gn_module_v1_check_conf
+ *                    (GN_MODULE_CHECK) and gn_api_t.conf_error:
+ *                    configuration checks that run under `gannet -t` and
+ *                    at reload and name the directive's file and line.
  */
 
 #ifndef GN_API_ABI_H_INCLUDED
@@ -26,7 +30,7 @@
 
 #define GN_ABI_MAGIC    0x474e4d44u      /* "GNMD" */
 #define GN_ABI_MAJOR    1
-#define GN_ABI_MINOR    1
+#define GN_ABI_MINOR    2
 
 /* Compile-time feature test for module writers. */
 #define GN_ABI_AT_LEAST(major, minor)                                         \
@@ -36,5 +40,9 @@
 /* The entry symbol every module of this major exports, and nothing else. */
 #define GN_MODULE_ENTRY        gn_module_v1
 #define GN_MODULE_ENTRY_NAME   "gn_module_v1"
+
+/* The optional configuration check of this major (1.2, GN_MODULE_CHECK). */
+#define GN_MODULE_CHECK_ENTRY       gn_module_v1_check_conf
+#define GN_MODULE_CHECK_ENTRY_NAME  "gn_module_v1_check_conf"
 
 #endif /* GN_API_ABI_H_INCLUDED */

@@ -27,6 +27,13 @@
  * and opaque handles: the server's own structs can change in any release
  * without breaking a module.
  *
+ * Configuration. A check exported with GN_MODULE_CHECK (ABI 1.2) runs
+ * for every level of a configuration that has just been read -- under
+ * `gannet -t`, at start and at every reload, before anything of it is
+ * used -- and refuses a value with api->conf_error(), which names the
+ * file and line of the directive: range and consistency checks go there,
+ * not in init_master.
+ *
  * Processes. init_master runs in the master after the configuration is
  * loaded and before the children are forked (open files, read data,
  * allocate shared memory with mmap(MAP_SHARED) here). init_child and
@@ -99,6 +106,7 @@ typedef int  (*gn_init_pt)(const gn_api_t *api, void *conf);
 typedef int  (*gn_handler_pt)(const gn_api_t *api, gn_request_t *r);
 typedef void (*gn_exit_pt)(const gn_api_t *api);
 
+
 struct gn_module_s {
     uint32_t               magic;        /* GN_ABI_MAGIC */
     uint16_t               abi_major;    /* GN_ABI_MAJOR when built */
@@ -129,10 +137,52 @@ struct gn_module_s {
     GN_ABI_MAGIC, GN_ABI_MAJOR, GN_ABI_MINOR, (uint32_t) sizeof(gn_module_t)
 
 /* Defines the one exported symbol. Build with -fvisibility=hidden (the
- * pkg-config cflags do) so that nothing else is exported. */
+ * pkg-config cflags do) so that nothing else is exported. In C++ the
+ * symbol gets C linkage (its name unmangled), or the server finds none. */
+#ifdef __cplusplus
+#define GN_MODULE_EXPORT(descriptor)                                          \
+    extern "C" __attribute__((visibility("default"))) const gn_module_t *     \
+    GN_MODULE_ENTRY(void) { return &(descriptor); }
+#else
 #define GN_MODULE_EXPORT(descriptor)                                          \
     __attribute__((visibility("default"))) const gn_module_t *                \
     GN_MODULE_ENTRY(void) { return &(descriptor); }
+#endif
+
+
+/*
+ * ABI 1.2: the configuration check, a second entry point that a module
+ * may export (as ISAPI's optional entry points, found by name; a module
+ * without it loads as before). GN_MODULE_CHECK(fn) exports it:
+ *
+ *     static int check(const gn_api_t *api, void *conf, int level);
+ *     GN_MODULE_CHECK(check)
+ *
+ * fn runs for each level of a configuration just read, after inheritance
+ * and defaults: the main level (level GN_CTX_MAIN), each server
+ * (GN_CTX_SERVER) and each location (GN_CTX_LOCATION), in load order of
+ * the modules, in the process that read it and before anything of it is
+ * opened or started: under `gannet -t`, at start and at every reload.
+ * conf is the module's conf struct at that level (NULL when conf_size is
+ * 0). It returns GN_OK, or refuses the whole configuration (the reload
+ * keeps the running one) with `return api->conf_error(...)`, which names
+ * the directive's file and line. It must keep no state: the
+ * configuration it sees may never be used. Range and consistency checks
+ * belong here; init_master opens and starts what the checked
+ * configuration needs.
+ */
+typedef int  (*gn_check_pt)(const gn_api_t *api, void *conf, int level);
+
+#ifdef __cplusplus
+#define GN_MODULE_C_LINKAGE  extern "C"
+#else
+#define GN_MODULE_C_LINKAGE
+#endif
+
+#define GN_MODULE_CHECK(fn)                                                   \
+    GN_MODULE_C_LINKAGE __attribute__((visibility("default"))) int           \
+    GN_MODULE_CHECK_ENTRY(const gn_api_t *api, void *conf, int level)         \
+    { return (fn)(api, conf, level); }
 
 
 /* ---- the server's function table --------------------------------------- */
@@ -314,6 +364,16 @@ struct gn_api_s {
      * bytes), EIO (shorter than it was), ENOMEM. */
     int         (*read_file)(gn_request_t *r, const char *path, size_t max,
                     const unsigned char **data, size_t *len);
+
+    /* -- 1.2: refusing a configuration. ------------------------------------ */
+    /* In a GN_MODULE_CHECK function only: refuses the value that the module's directive
+     * `directive` has at the level being checked. The server reports the
+     * message with the file and line where that value was written (for an
+     * inherited value, the outer block's line; for a default, that it is
+     * the default), and `gannet -t` or the reload fails with it. Returns
+     * GN_ERROR, for `return api->conf_error(...)`. */
+    int         (*conf_error)(const char *directive, const char *fmt, ...)
+                    __attribute__((format(printf, 2, 3)));
 };
 
 

@@ -864,6 +864,34 @@ gn_cgi_launcher(int mfd, int drop, const char *user, uid_t uid, gid_t gid)
 
 /* ---- process hooks ------------------------------------------------------- */
 
+/* Every level of a configuration just read (gannet -t, start, reload):
+ * what init_master would refuse later, said with the directive's line. */
+static int
+gn_cgi_check_conf(const gn_api_t *api, void *data, int level)
+{
+    gn_cgi_conf_t  *conf = data;
+
+    if (level != GN_CTX_MAIN) {
+        return GN_OK;                   /* both are main-level only */
+    }
+
+    if (conf->max_processes < 1 || conf->max_processes > 65536) {
+        return api->conf_error("cgi_max_processes", "must be from 1 to "
+                               "65536, not %lld",
+                               (long long) conf->max_processes);
+    }
+
+    /* scripts run as cgi_user only when the server starts as root */
+    if (geteuid() == 0 && conf->user != NULL && getpwnam(conf->user) == NULL)
+    {
+        return api->conf_error("cgi_user", "names a user that does not "
+                               "exist: \"%s\"", conf->user);
+    }
+
+    return GN_OK;
+}
+
+
 /* Master, before fork: starts the launcher and waits for it to report
  * that it runs as cgi_user. */
 static int
@@ -2809,3 +2837,4 @@ const gn_module_t  gn_cgi_module = {
 };
 
 GN_MODULE_EXPORT(gn_cgi_module)
+GN_MODULE_CHECK(gn_cgi_check_conf)

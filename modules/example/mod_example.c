@@ -104,6 +104,7 @@ typedef struct {
 } example_ctx_t;
 
 
+static int example_check_conf(const gn_api_t *api, void *conf, int level);
 static int example_init_master(const gn_api_t *api, void *conf);
 static int example_init_child(const gn_api_t *api, void *conf);
 static void example_exit_child(const gn_api_t *api);
@@ -177,8 +178,10 @@ static const gn_module_t  example_module = {
     example_exit_child
 };
 
-/* The one exported symbol: `const gn_module_t *gn_module_v1(void)`. */
+/* The exported symbols: `const gn_module_t *gn_module_v1(void)`, and the
+ * configuration check (ABI 1.2; a module without checks leaves it out). */
 GN_MODULE_EXPORT(example_module)
+GN_MODULE_CHECK(example_check_conf)
 
 
 /*
@@ -284,22 +287,38 @@ example_query_number(gn_str_t query, const char *name)
 /* ---- process hooks ------------------------------------------------------- */
 
 /*
- * Master, after the configuration is read and before the children are
- * forked; conf is the main level's. Check what the directive types cannot
- * (ranges), open files, read data. GN_ERROR stops the server from
- * starting (and makes `gannet -t` fail): log why first.
+ * Every level of a configuration just read (main, each server, each
+ * location, after inheritance), under `gannet -t`, at start and at reload,
+ * before anything is opened: check what the directive types cannot
+ * (ranges, combinations). api->conf_error() refuses the configuration and
+ * names the file and line of the directive. Keep no state here.
+ */
+static int
+example_check_conf(const gn_api_t *api, void *conf, int level)
+{
+    example_conf_t  *ecf = conf;
+
+    (void) level;
+
+    if (ecf->repeat < 0 || ecf->repeat > 100) {
+        return api->conf_error("example_repeat", "must be from 0 to 100, "
+                               "not %lld", (long long) ecf->repeat);
+    }
+
+    return GN_OK;
+}
+
+
+/*
+ * Master, after the configuration is checked and before the children are
+ * forked; conf is the main level's. Open files, read data, map shared
+ * memory. GN_ERROR stops the server from starting (or the reload): log
+ * why first.
  */
 static int
 example_init_master(const gn_api_t *api, void *conf)
 {
-    example_conf_t  *ecf = conf;
-
-    if (ecf->repeat < 0 || ecf->repeat > 100) {
-        api->log(NULL, GN_LOG_EMERG,
-                 "example_repeat %lld is out of range 0..100",
-                 (long long) ecf->repeat);
-        return GN_ERROR;
-    }
+    (void) conf;
 
     api->log(NULL, GN_LOG_INFO, "example: init_master, ABI %d.%d, %s",
              api->abi_major, api->abi_minor, api->server_version());

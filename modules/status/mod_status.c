@@ -1358,6 +1358,24 @@ gn_status_map(const gn_api_t *api, uint64_t interval)
 }
 
 
+/* Every level of a configuration just read (gannet -t, start, reload). */
+static int
+gn_status_check_conf(const gn_api_t *api, void *data, int level)
+{
+    gn_status_conf_t  *conf = data;
+
+    if (level == GN_CTX_MAIN && conf->interval != 0
+        && (conf->interval < 1000 || conf->interval > 3600000))
+    {
+        return api->conf_error("status_sample_interval", "must be 0 (off) "
+                               "or from 1s to 1h, not %lld ms",
+                               (long long) conf->interval);
+    }
+
+    return GN_OK;
+}
+
+
 /* Master, before fork: checks the main-level status_allow and maps the
  * history ring (the children inherit the mapping). */
 static int
@@ -1379,13 +1397,8 @@ gn_status_init_master(const gn_api_t *api, void *data)
         return GN_ERROR;
     }
 
+    /* (its range is check_conf's) */
     interval = conf->interval > 0 ? (uint64_t) conf->interval : 0;
-    if (interval != 0 && (interval < 1000 || interval > 3600000)) {
-        api->log(NULL, GN_LOG_EMERG, "status: status_sample_interval must "
-                 "be 0 (off) or from 1s to 1h, not %" PRIu64 " ms",
-                 interval);
-        return GN_ERROR;
-    }
 
     return gn_status_map(api, interval);
 }
@@ -1450,3 +1463,4 @@ static const gn_module_t  gn_status_module = {
 };
 
 GN_MODULE_EXPORT(gn_status_module)
+GN_MODULE_CHECK(gn_status_check_conf)

@@ -252,31 +252,72 @@ server {
 EOF_CONF
     'unknown directive "t_info_number"', 6);
 
-# A module's init_master may refuse the configuration (mod_example checks
-# the range of example_repeat): the server does not start.
+# A module's configuration check (ABI 1.2, GN_MODULE_CHECK: mod_example
+# checks the range of example_repeat at every level) refuses the
+# configuration under `gannet -t` already, naming the file and line of
+# the value -- written at that level or inherited -- and the server does
+# not start. A module without a check (mod_t_old, ABI 1.0) loads as ever.
+for my $case (
+    [ 'main', "example_repeat 1000;\n", '', 5 ],
+    [ 'location', '', "    location /x {\n        example_repeat -1;\n"
+                      . "    }\n", 9 ],
+    [ 'inherited', '', "    example_repeat 101;\n"
+                       . "    location /x { handler example; }\n", 8 ])
+{
+    my ($name, $main, $srv, $line) = @$case;
+    my $f = $t->write_file("check-$name.conf", $t->expand(<<"EOF_CONF"));
+children 1;
+user %%USER%%;
+load_module %%MODDIR%%/mod_example.so;
+load_module %%TMODDIR%%/mod_t_old.so;
+${main}
+server {
+    listen 127.0.0.1:%%PORT_0%%;
+${srv}}
+EOF_CONF
+    my ($rc, $out, $err) = $t->gannet('-t', '-p', "$dir/", '-c', $f);
+    my $v = $name eq 'location' ? -1 : $name eq 'main' ? 1000 : 101;
+    is($rc, 1, "check ($name): gannet -t fails");
+    my $msg = "[emerg] \"example_repeat\" directive must be from 0 to 100, "
+              . "not $v in $f:$line";
+    like($err, qr/\Q$msg\E$/m,
+         "check ($name): the module's reason at the value's file:line")
+        or diag($err);
+    like($err, qr/test failed/, "check ($name): test failed");
+
+    ($rc, $out, $err) = $t->gannet('-f', '-p', "$dir/", '-c', $f);
+    is($rc, 1, "check ($name): the server does not start");
+}
+ok(!$t->probe($t->port(0)), 'check: nothing listens');
+
+# init_master fails for what a check cannot see (a resource): the checks
+# passed, so `gannet -t` succeeds, and the start fails.
 {
     my $f = $t->write_file('initfail.conf', $t->expand(<<'EOF_CONF'));
 children 1;
 user %%USER%%;
 error_log logs/initfail.log info;
-load_module %%MODDIR%%/mod_example.so;
-example_repeat 1000;
+load_module %%TMODDIR%%/mod_t_info.so;
+t_info_main_only -1;
 
 server {
     listen 127.0.0.1:%%PORT_0%%;
 }
 EOF_CONF
-    my ($rc, $out, $err) = $t->gannet('-f', '-p', "$dir/", '-c', $f);
+    my ($rc, $out, $err) = $t->gannet('-t', '-p', "$dir/", '-c', $f);
+    is($rc, 0, 'init_master failure: the checks pass') or diag($err);
+
+    ($rc, $out, $err) = $t->gannet('-f', '-p', "$dir/", '-c', $f);
     my $log = ($t->read_file('logs/initfail.log') // '') . $err;
 
     is($rc, 1, 'init_master failure: the server does not start');
-    like($log, qr/example_repeat 1000 is out of range 0\.\.100/,
+    like($log, qr/t_info: init_master fails on purpose/,
          'init_master failure: the module says why');
-    like($log, qr/\[emerg\].*module "example": init_master failed/,
+    like($log, qr/\[emerg\].*module "t_info": init_master failed/,
          'init_master failure: [emerg] names the module');
     ok(!$t->probe($t->port(0)), 'init_master failure: nothing listens');
-    $t->expect_log(qr/example_repeat 1000 is out of range
-                      |module "example": init_master failed/x);
+    $t->expect_log(qr/init_master fails on purpose
+                      |module "t_info": init_master failed/x);
 }
 
 # ---- symbol visibility ----------------------------------------------------
@@ -289,7 +330,9 @@ SKIP: {
     {
         my ($rc, $out) = $t->run_client(['nm', '-D', '--defined-only', $m]);
         my @syms = sort map { (split ' ')[-1] } grep { /\S/ } split /\n/, $out;
-        is("@syms", 'gn_module_v1', "$m exports only gn_module_v1");
+        my $want = $m =~ /mod_example/ ? 'gn_module_v1 gn_module_v1_check_conf'
+                                       : 'gn_module_v1';
+        is("@syms", $want, "$m exports only $want");
     }
 }
 

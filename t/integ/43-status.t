@@ -425,15 +425,16 @@ cmp_ok(scalar @{$j->{history}}, '>=', $nhist, 'reload: history kept');
 
 # ---- main-level checks at start ----------------------------------------------
 
-# init_master refuses a bad main-level status_allow and an out-of-range
-# sample interval (`gannet -t` does not run init hooks, so only the start
-# fails). Run in a prefix of their own: the [emerg] lines stay out of the
+# init_master refuses a bad main-level status_allow; the configuration
+# check (so `gannet -t` too) an out-of-range sample interval. Run in a prefix of their own: the [emerg] lines stay out of the
 # main error log.
 my @bad = (
     [ 'status_allow "127.0.0.1 bogus";',
       qr/\[emerg\].*status: invalid address "bogus" in status_allow/ ],
     [ 'status_sample_interval 500ms;',
-      qr/\[emerg\].*status_sample_interval must be 0 \(off\) or from 1s/ ],
+      qr/\[emerg\] "status_sample_interval" directive must be 0 \(off\) or (?#
+         )from 1s to 1h, not 500 ms in \S+gannet\.conf:4$/m,
+      'test' ],
 );
 for my $i (0 .. $#bad) {
     my $pfx = "bad$i";
@@ -448,12 +449,22 @@ server {
     location = /status { handler status; }
 }
 EOF
-    my ($rc) = $t->run_client([ $t->bin, '-f', '-p', $t->testdir . "/$pfx/",
-                                '-c', $t->testdir . "/$pfx/gannet.conf" ],
-                              timeout => 10);
+    my ($rc, $out, $err) = $t->run_client([ $t->bin, '-f', '-p',
+                                            $t->testdir . "/$pfx/", '-c',
+                                            $t->testdir . "/$pfx/gannet.conf" ],
+                                          timeout => 10);
     isnt($rc, 0, "start refused with $bad[$i][0]");
-    like($t->read_file("$pfx/logs/error.log") // '', $bad[$i][1],
+    like(($t->read_file("$pfx/logs/error.log") // '') . $err, $bad[$i][1],
          '... and says why');
+    next unless $bad[$i][2];
+
+    # a configuration check: `gannet -t` tells already
+    ($rc, $out, $err) = $t->run_client([ $t->bin, '-t', '-p',
+                                         $t->testdir . "/$pfx/", '-c',
+                                         $t->testdir . "/$pfx/gannet.conf" ],
+                                       timeout => 10);
+    isnt($rc, 0, "gannet -t refuses $bad[$i][0]");
+    like($err, $bad[$i][1], '... at its line');
 }
 
 $t->done;

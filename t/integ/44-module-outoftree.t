@@ -162,6 +162,82 @@ SKIP: {
     is($rc, 0, 'the header compiles as C++') or diag($err);
 }
 
+# ---- a configuration check (ABI 1.2), in C and in C++ ------------------------
+
+my $checked = <<'EOF_C';
+#include <gannet/module.h>
+
+typedef struct { int64_t times; } hello_conf_t;
+
+static const gn_directive_t  hello_directives[] = {
+    { "hello_times", GN_DIR_NUMBER, GN_CTX_MAIN | GN_CTX_LOCATION,
+      offsetof(hello_conf_t, times), "1" },
+    { NULL, 0, 0, 0, NULL }
+};
+
+static int check(const gn_api_t *api, void *conf, int level)
+{
+    (void) level;
+    if (((hello_conf_t *) conf)->times > 10) {
+        return api->conf_error("hello_times", "is at most 10");
+    }
+    return GN_OK;
+}
+
+static int hello(const gn_api_t *api, gn_request_t *r)
+{
+    return api->write(r, "checked\n", 8);
+}
+
+static const gn_module_t  hello_module = {
+    GN_MODULE_V1, "hello_checked", "1.0", hello_directives,
+    sizeof(hello_conf_t),
+    NULL, NULL, hello, NULL, NULL, NULL, NULL
+};
+
+GN_MODULE_EXPORT(hello_module)
+GN_MODULE_CHECK(check)
+EOF_C
+
+for my $lang ('c', 'cc') {
+    my $cc = $lang eq 'c' ? 'cc' : 'c++';
+  SKIP: {
+    skip("$cc not found", 4) unless defined GnTest::_which($cc);
+    $t->write_file("mod_checked/mod_checked_$lang.$lang", $checked);
+    @cmd = ($cc, $lang eq 'c' ? ('-std=c99') : (), '-Wall', '-Wextra',
+            '-Werror', '-shared', '-fPIC', split(' ', $cflags),
+            "$dir/mod_checked/mod_checked_$lang.$lang", '-o',
+            "$dir/mod_checked/$lang.so");
+    ($rc, $out, $err) = $t->run_client(\@cmd, timeout => 60);
+    is($rc, 0, "GN_MODULE_CHECK: builds as $lang, -Wall -Wextra -Werror")
+        or diag($err);
+
+    my ($nrc, $syms) = $t->run_client(['nm', '-D', '--defined-only',
+                                       "$dir/mod_checked/$lang.so"]);
+    my @s = sort map { (split ' ')[-1] } grep { /\S/ } split /\n/, $syms;
+    is("@s", 'gn_module_v1 gn_module_v1_check_conf',
+       "GN_MODULE_CHECK ($lang): the two entry points, C names");
+
+    $t->write_file("mod_checked/$lang.conf", <<"EOF_CONF");
+load_module $dir/mod_checked/$lang.so;
+server {
+    listen 127.0.0.1:1;
+    location /c {
+        hello_times 11;
+        handler hello_checked;
+    }
+}
+EOF_CONF
+    my ($trc, $tout, $terr) = $t->gannet('-t', '-p', "$dir/", '-c',
+                                         "$dir/mod_checked/$lang.conf");
+    is($trc, 1, "GN_MODULE_CHECK ($lang): gannet -t refuses");
+    like($terr, qr/"hello_times" directive is at most 10 in (?#
+                   )\Q$dir\E\/mod_checked\/$lang\.conf:5$/m,
+         "GN_MODULE_CHECK ($lang): the module's reason, at the line")
+        or diag($terr);
+  }
+}
+
 # ---- loaded and serving ----------------------------------------------------
 
 $t->write_conf(<<'EOF_CONF');

@@ -19,7 +19,8 @@
  * module's bug, which the server answers with a 500).
  * The directives t_info_* (one of each type; t_info_main_only is allowed
  * at the main level only) are echoed so that tests can check parsing and
- * inheritance.
+ * inheritance. A negative t_info_main_only makes init_master fail (what a
+ * resource that cannot be had does: the configuration checks passed).
  */
 
 #include <stdio.h>
@@ -119,6 +120,13 @@ static int
 t_info_init_master(const gn_api_t *api, void *conf)
 {
     t_info_master_slot = api->child_slot();
+
+    if (((t_info_conf_t *) conf)->main_only < 0) {
+        api->log(NULL, GN_LOG_EMERG, "t_info: init_master fails on purpose "
+                 "(t_info_main_only %lld)",
+                 (long long) ((t_info_conf_t *) conf)->main_only);
+        return GN_ERROR;
+    }
 
     api->log(NULL, GN_LOG_NOTICE, "t_info: init_master pid %ld slot %d",
              (long) getpid(), t_info_master_slot);
