@@ -19,31 +19,14 @@ use GnTLS;
 
 my $t = GnTest->new(timeout => 90);
 $t->skip_unless_bin;
-
-$ENV{GN_MODDIR} = GnTLS::srcdir() . '/modules/.libs'
-    if !defined $ENV{GN_MODDIR} || $ENV{GN_MODDIR} eq '';
-plan(skip_all => "no $ENV{GN_MODDIR}/mod_status.so")
-    unless -f "$ENV{GN_MODDIR}/mod_status.so";
+$t->skip_unless_module('mod_status');
 
 # ---- optional parts: IPv6 loopback, TLS -----------------------------------
 
 my $v6 = IO::Socket::IP->new(LocalHost => '::1', LocalPort => 0,
                              Proto => 'tcp', Listen => 1) ? 1 : 0;
 
-my $tls = 0;
-{
-    my ($rc, $out, $err) = $t->gannet('-V');
-    my $certs = $ENV{GN_CERTS};
-    my $have = defined $certs && $certs ne '' && -f "$certs/stamp";
-
-    if ($rc == 0 && ($out . $err) =~ /gnutls/i
-        && defined GnTest::_which('curl')
-        && ($have || defined GnTest::_which('certtool')))
-    {
-        GnTLS::certs();
-        $tls = 1;
-    }
-}
+my $tls = GnTLS::optional($t, 'curl');
 
 # ---- configuration ----------------------------------------------------------
 
