@@ -35,9 +35,16 @@
  *         "bytes_in", "bytes_out", "connections", "responses_5xx",
  *         "children" } ] }
  *
- * Totals are sums over the children alive now: a replaced child takes its
- * counters with it. History samples hold those totals at time t, oldest
- * first; rates are differences of neighbouring samples.
+ * Totals count from the master's start and never go back: the children
+ * alive now plus the children reaped so far (the master folds a child's
+ * counters into the scoreboard when it reaps it; child_stats(-1)), so
+ * reloads, respawns and crashes keep them counting; "children_exited"
+ * is how many were folded. The per-child rows are each child's own.
+ * History samples hold the totals at time t, oldest first; rates are
+ * differences of neighbouring samples.
+ *
+ * Prometheus: the totals as gannet_requests_total, ... without labels,
+ * each child's as gannet_child_requests_total{slot,pid}, ...
  *
  * History: init_master maps a ring of GN_STATUS_SAMPLES samples
  * (MAP_SHARED, so every child sees the same one); each child arms a timer
@@ -133,6 +140,7 @@ typedef struct {
     gn_child_stats_t     total;
     uint64_t             now;          /* unix seconds */
     uint64_t             interval;     /* ms; 0: no history */
+    uint64_t             exited;       /* children retired so far */
     gn_status_sample_t   hist[GN_STATUS_SAMPLES];
     int                  nhist;
     char                 version[64];  /* SERVER_SOFTWARE: server_tokens */
@@ -352,13 +360,32 @@ gn_status_allowed(const char *list, const char *addr, size_t alen,
 
 /* ---- history ------------------------------------------------------------ */
 
+static void
+gn_status_add(gn_child_stats_t *t, const gn_child_stats_t *c)
+{
+    int  i;
+
+    t->connections += c->connections;
+    t->accepted += c->accepted;
+    t->requests += c->requests;
+    t->bytes_in += c->bytes_in;
+    t->bytes_out += c->bytes_out;
+    for (i = 0; i < 6; i++) {
+        t->status[i] += c->status[i];
+    }
+    t->tls_full += c->tls_full;
+    t->tls_resumed += c->tls_resumed;
+    t->tls_failed += c->tls_failed;
+}
+
+
 /* Sums the live children into *t (slot -1). Returns how many live. */
 static int
-gn_status_collect(const gn_api_t *api, gn_child_stats_t *out, int max,
+gn_status_live(const gn_api_t *api, gn_child_stats_t *out, int max,
     gn_child_stats_t *t)
 {
     gn_child_stats_t  cs;
-    int               slot, nslots, n, i;
+    int               slot, nslots, n;
 
     memset(t, 0, sizeof(gn_child_stats_t));
     t->slot = -1;
@@ -372,22 +399,62 @@ gn_status_collect(const gn_api_t *api, gn_child_stats_t *out, int max,
             continue;
         }
 
-        t->connections += cs.connections;
-        t->accepted += cs.accepted;
-        t->requests += cs.requests;
-        t->bytes_in += cs.bytes_in;
-        t->bytes_out += cs.bytes_out;
-        for (i = 0; i < 6; i++) {
-            t->status[i] += cs.status[i];
-        }
-        t->tls_full += cs.tls_full;
-        t->tls_resumed += cs.tls_resumed;
-        t->tls_failed += cs.tls_failed;
+        gn_status_add(t, &cs);
 
         if (out != NULL && n < max) {
             out[n] = cs;
         }
         n++;
+    }
+
+    return n;
+}
+
+
+/*
+ * The server's totals since the master started: the live children plus
+ * what the children reaped so far counted (child_stats(-1); an older
+ * server has no such row and the totals are the live ones). The master
+ * moves a reaped child from the live slots to the retired row under a
+ * count of the children retired (its `generation`): a sum taken between
+ * two equal counts has every child exactly once. *exited gets that
+ * count. Returns how many children are live.
+ */
+static int
+gn_status_collect(const gn_api_t *api, gn_child_stats_t *out, int max,
+    gn_child_stats_t *t, uint64_t *exited)
+{
+    gn_child_stats_t  r1, r2;
+    int               n, try, have;
+
+    for (try = 0; try < 8; try++) {
+        memset(&r1, 0, sizeof(gn_child_stats_t));
+        have = api->child_stats(-1, &r1) == 1;
+
+        n = gn_status_live(api, out, max, t);
+
+        if (!have) {
+            r1.generation = 0;
+            break;
+        }
+
+        memset(&r2, 0, sizeof(gn_child_stats_t));
+        if (api->child_stats(-1, &r2) == 1
+            && r2.generation == r1.generation)
+        {
+            gn_status_add(t, &r1);
+            break;
+        }
+
+        /* a child was retired meanwhile: counted in neither or in both */
+        if (try == 7) {
+            gn_status_add(t, &r2);
+            r1.generation = r2.generation;
+        }
+    }
+
+    if (exited != NULL) {
+        *exited = r1.generation;
     }
 
     return n;
@@ -420,7 +487,7 @@ gn_status_sample(const gn_api_t *api)
         return;
     }
 
-    n = gn_status_collect(api, NULL, 0, &t);
+    n = gn_status_collect(api, NULL, 0, &t, NULL);
 
     __atomic_store_n(&s->msec, now, __ATOMIC_RELAXED);
     __atomic_store_n(&s->requests, t.requests, __ATOMIC_RELAXED);
@@ -736,7 +803,9 @@ gn_status_json(const gn_api_t *api, gn_status_out_t *o, gn_status_snap_t *s)
         gn_status_printf(o, "}");
     }
 
-    gn_status_printf(o, "],\n\"totals\":{\"children\":%d,", s->nchild);
+    gn_status_printf(o, "],\n\"totals\":{\"children\":%d,"
+                     "\"children_exited\":%" PRIu64 ",", s->nchild,
+                     s->exited);
     gn_status_json_counters(o, &s->total);
 
     gn_status_printf(o, "},\n\"tls_session_cache\":{\"enabled\":%s,"
@@ -765,6 +834,9 @@ gn_status_json(const gn_api_t *api, gn_status_out_t *o, gn_status_snap_t *s)
 
 /* ---- Prometheus ---------------------------------------------------------- */
 
+/* Server-wide as gannet_NAME (no labels: monotonic across reloads and
+ * respawns, what rate() wants), per child as gannet_child_NAME{slot,pid}
+ * (a series per process, ending with it). */
 typedef struct {
     const char  *name;
     const char  *type;
@@ -772,20 +844,17 @@ typedef struct {
     size_t       offset;          /* of a uint64_t in gn_child_stats_t */
 } gn_status_metric_t;
 
-static const gn_status_metric_t  gn_status_child_metrics[] = {
-    { "gannet_connections", "gauge", "Connections open now.",
+static const gn_status_metric_t  gn_status_metrics[] = {
+    { "connections", "gauge", "Connections open now.",
       offsetof(gn_child_stats_t, connections) },
-    { "gannet_connections_accepted_total", "counter",
+    { "connections_accepted_total", "counter",
       "Connections accepted.", offsetof(gn_child_stats_t, accepted) },
-    { "gannet_requests_total", "counter", "Requests answered.",
+    { "requests_total", "counter", "Requests answered.",
       offsetof(gn_child_stats_t, requests) },
-    { "gannet_received_bytes_total", "counter", "Bytes received.",
+    { "received_bytes_total", "counter", "Bytes received.",
       offsetof(gn_child_stats_t, bytes_in) },
-    { "gannet_sent_bytes_total", "counter", "Bytes sent.",
+    { "sent_bytes_total", "counter", "Bytes sent.",
       offsetof(gn_child_stats_t, bytes_out) },
-    { "gannet_child_start_time_seconds", "gauge",
-      "When the child started, unix time.",
-      offsetof(gn_child_stats_t, started) },
     { NULL, NULL, NULL, 0 }
 };
 
@@ -799,23 +868,95 @@ gn_status_prom_head(gn_status_out_t *o, const char *name, const char *type,
 }
 
 
+/* The class and handshake breakdowns of one row: c->slot -1 for the
+ * server's totals (no slot, pid labels). */
+static void
+gn_status_prom_classes(gn_status_out_t *o, const gn_child_stats_t *c,
+    const char *prefix, int tls)
+{
+    static const char  *kind[] = { "full", "resumed", "failed" };
+    char                who[64];
+    int                 k;
+
+    who[0] = '\0';
+    if (c->slot >= 0) {
+        snprintf(who, sizeof(who), "slot=\"%d\",pid=\"%" PRId64 "\",",
+                 c->slot, c->pid);
+    }
+
+    if (!tls) {
+        for (k = 1; k <= 5; k++) {
+            gn_status_printf(o, "%sresponses_total{%sclass=\"%dxx\"} %"
+                             PRIu64 "\n", prefix, who, k, c->status[k]);
+        }
+        return;
+    }
+
+    for (k = 0; k < 3; k++) {
+        gn_status_printf(o, "%stls_handshakes_total{%stype=\"%s\"} %" PRIu64
+                         "\n", prefix, who, kind[k],
+                         k == 0 ? c->tls_full
+                         : k == 1 ? c->tls_resumed : c->tls_failed);
+    }
+}
+
+
+static void
+gn_status_prom_totals(gn_status_out_t *o, gn_status_snap_t *s)
+{
+    const gn_status_metric_t  *m;
+    uint64_t                   v;
+    char                       name[80];
+
+    for (m = gn_status_metrics; m->name != NULL; m++) {
+        snprintf(name, sizeof(name), "gannet_%s", m->name);
+        gn_status_prom_head(o, name, m->type, m->help);
+        memcpy(&v, (char *) &s->total + m->offset, sizeof(uint64_t));
+        gn_status_printf(o, "%s %" PRIu64 "\n", name, v);
+    }
+
+    gn_status_prom_head(o, "gannet_responses_total", "counter",
+                        "Responses by status class.");
+    gn_status_prom_classes(o, &s->total, "gannet_", 0);
+    gn_status_prom_head(o, "gannet_tls_handshakes_total", "counter",
+                        "TLS handshakes: full, resumed, failed.");
+    gn_status_prom_classes(o, &s->total, "gannet_", 1);
+
+    gn_status_prom_head(o, "gannet_children_exited_total", "counter",
+                        "Children that have exited (their counters stay "
+                        "in the totals).");
+    gn_status_printf(o, "gannet_children_exited_total %" PRIu64 "\n",
+                     s->exited);
+}
+
+
 static void
 gn_status_prom_children(gn_status_out_t *o, gn_status_snap_t *s)
 {
     const gn_status_metric_t  *m;
     gn_child_stats_t          *c;
     uint64_t                   v;
-    int                        i, k;
-    static const char         *kind[] = { "full", "resumed", "failed" };
+    int                        i;
+    char                       name[80];
 
-    for (m = gn_status_child_metrics; m->name != NULL; m++) {
-        gn_status_prom_head(o, m->name, m->type, m->help);
+    for (m = gn_status_metrics; m->name != NULL; m++) {
+        snprintf(name, sizeof(name), "gannet_child_%s", m->name);
+        gn_status_prom_head(o, name, m->type, m->help);
         for (i = 0; i < s->nchild; i++) {
             c = &s->child[i];
             memcpy(&v, (char *) c + m->offset, sizeof(uint64_t));
             gn_status_printf(o, "%s{slot=\"%d\",pid=\"%" PRId64 "\"} %"
-                             PRIu64 "\n", m->name, c->slot, c->pid, v);
+                             PRIu64 "\n", name, c->slot, c->pid, v);
         }
+    }
+
+    gn_status_prom_head(o, "gannet_child_start_time_seconds", "gauge",
+                        "When the child started, unix time.");
+    for (i = 0; i < s->nchild; i++) {
+        c = &s->child[i];
+        gn_status_printf(o, "gannet_child_start_time_seconds{slot=\"%d\","
+                         "pid=\"%" PRId64 "\"} %" PRIu64 "\n", c->slot,
+                         c->pid, c->started);
     }
 
     gn_status_prom_head(o, "gannet_child_state", "gauge",
@@ -828,28 +969,16 @@ gn_status_prom_children(gn_status_out_t *o, gn_status_snap_t *s)
                          gn_status_state(c->state));
     }
 
-    gn_status_prom_head(o, "gannet_responses_total", "counter",
-                        "Responses by status class.");
+    gn_status_prom_head(o, "gannet_child_responses_total", "counter",
+                        "Responses by status class, this child.");
     for (i = 0; i < s->nchild; i++) {
-        c = &s->child[i];
-        for (k = 1; k <= 5; k++) {
-            gn_status_printf(o, "gannet_responses_total{slot=\"%d\",pid=\"%"
-                             PRId64 "\",class=\"%dxx\"} %" PRIu64 "\n",
-                             c->slot, c->pid, k, c->status[k]);
-        }
+        gn_status_prom_classes(o, &s->child[i], "gannet_child_", 0);
     }
 
-    gn_status_prom_head(o, "gannet_tls_handshakes_total", "counter",
-                        "TLS handshakes: full, resumed, failed.");
+    gn_status_prom_head(o, "gannet_child_tls_handshakes_total", "counter",
+                        "TLS handshakes, this child.");
     for (i = 0; i < s->nchild; i++) {
-        c = &s->child[i];
-        for (k = 0; k < 3; k++) {
-            gn_status_printf(o, "gannet_tls_handshakes_total{slot=\"%d\","
-                             "pid=\"%" PRId64 "\",type=\"%s\"} %" PRIu64
-                             "\n", c->slot, c->pid, kind[k],
-                             k == 0 ? c->tls_full
-                             : k == 1 ? c->tls_resumed : c->tls_failed);
-        }
+        gn_status_prom_classes(o, &s->child[i], "gannet_child_", 1);
     }
 }
 
@@ -907,6 +1036,7 @@ gn_status_prom(const gn_api_t *api, gn_status_out_t *o, gn_status_snap_t *s)
                         "Children alive now, all generations.");
     gn_status_printf(o, "gannet_children_live %d\n", s->nchild);
 
+    gn_status_prom_totals(o, s);
     gn_status_prom_children(o, s);
 
     for (i = 0; i < (int) (sizeof(cache) / sizeof(cache[0])); i++) {
@@ -1237,7 +1367,8 @@ gn_status_snapshot(const gn_api_t *api, gn_request_t *r,
         }
     }
 
-    s->nchild = gn_status_collect(api, s->child, max, &s->total);
+    s->nchild = gn_status_collect(api, s->child, max, &s->total,
+                                  &s->exited);
     if (s->nchild > max) {
         s->nchild = max;
     }

@@ -246,14 +246,17 @@ is($type{gannet_connections}, 'gauge', 'prometheus: connections gauge');
 is_deeply([ map { $_->{value} } @{$samples{gannet_up} // []} ], [1],
           'prometheus: gannet_up 1');
 
-my @rq = @{$samples{gannet_requests_total} // []};
-is(scalar @rq, 2, 'prometheus: gannet_requests_total for 2 children');
+my @rq = @{$samples{gannet_child_requests_total} // []};
+is(scalar @rq, 2, 'prometheus: gannet_child_requests_total for 2 children');
 is_deeply([ sort { $a <=> $b } map { $_->{labels}{pid} } @rq ],
           [ sort { $a <=> $b } @kids ], 'prometheus: pid labels');
 my $psum = 0;
 $psum += $_->{value} for @rq;
 cmp_ok($psum, '>=', $tot->{requests},
        "prometheus: requests sum $psum >= the JSON total");
+my @rt = @{$samples{gannet_requests_total} // []};
+ok(@rt == 1 && !%{$rt[0]{labels}} && $rt[0]{value} >= $psum,
+   'prometheus: gannet_requests_total, the server total, no labels');
 my $p4 = 0;
 $p4 += $_->{value}
     for grep { $_->{labels}{class} eq '4xx' }
