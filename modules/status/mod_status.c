@@ -4,8 +4,10 @@
  *     load_module modules/mod_status.so;
  *     location = /status {
  *         handler status;
- *         status_allow "127.0.0.1 ::1 10.0.0.0/8";   # "127.0.0.1 ::1"
- *         status_refresh 5s;                          # HTML; 0 (none)
+ *         allow 127.0.0.1;            # the core access rules, as for
+ *         allow ::1;                  # any location: without them the
+ *         deny all;                   # page is open to every client
+ *         status_refresh 5s;          # HTML; 0 (none)
  *     }
  *     status_sample_interval 10s;    # main only; 0: off, else 1s .. 1h
  *
@@ -50,16 +52,8 @@
  * (MAP_SHARED, so every child sees the same one); each child arms a timer
  * aligned to the sample interval and the first child to wake for a
  * sample period claims it with a compare-and-swap and records the totals.
- *
- * Access: status_allow takes addresses and CIDR prefixes (IPv4, IPv6,
- * IPv4-mapped IPv6; "all" matches everyone) separated by spaces or
- * commas, matched against REMOTE_ADDR; other clients get 403 (an empty
- * list: nobody; an invalid token: 500 and an [error] line). It is a
- * stopgap: once the core allow/deny rules land, configure those and set
- * `status_allow all;`.
  */
 
-#include <arpa/inet.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -77,7 +71,6 @@
 #define GN_STATUS_BUSY       ((uint64_t) 1 << 63)
 #define GN_STATUS_SKEW       25           /* ms after the period starts */
 #define GN_STATUS_CHUNK      16384
-#define GN_STATUS_TOKEN      64
 
 #define GN_STATUS_HTML       0
 #define GN_STATUS_JSON       1
@@ -88,7 +81,6 @@
 
 
 typedef struct {
-    const char          *allow;        /* status_allow */
     int64_t              refresh;      /* status_refresh, ms */
     int64_t              interval;     /* status_sample_interval, ms */
 } gn_status_conf_t;
@@ -113,14 +105,6 @@ typedef struct {
     gn_status_sample_t   samples[GN_STATUS_SAMPLES];
 } gn_status_ring_t;
 
-
-/* An IPv4 rule is kept as IPv4 (4 bytes); an IPv4-mapped IPv6 client or
- * rule is turned into IPv4 so that both spellings match. */
-typedef struct {
-    int                  family;       /* AF_INET, AF_INET6, 0: all */
-    unsigned char        addr[16];
-    unsigned             bits;
-} gn_status_cidr_t;
 
 /* Response body in request-memory chunks handed to api->write. */
 typedef struct {
@@ -159,7 +143,7 @@ static const char  *gn_status_states[] = {
 };
 
 
-/* ---- time, addresses ---------------------------------------------------- */
+/* ---- time ---------------------------------------------------------- */
 
 static uint64_t
 gn_status_now_ms(void)
@@ -168,193 +152,6 @@ gn_status_now_ms(void)
 
     gettimeofday(&tv, NULL);
     return (uint64_t) tv.tv_sec * 1000 + (uint64_t) tv.tv_usec / 1000;
-}
-
-
-/* Text to address: IPv4, IPv6 (a "%zone" suffix and brackets are
- * ignored); IPv4-mapped IPv6 comes back as IPv4. Returns 0 or -1. */
-static int
-gn_status_parse_addr(const char *p, size_t len, gn_status_cidr_t *a)
-{
-    char  text[GN_STATUS_TOKEN];
-
-    if (len >= 2 && p[0] == '[' && p[len - 1] == ']') {
-        p++;
-        len -= 2;
-    }
-
-    if (len == 0 || len >= sizeof(text)) {
-        return -1;
-    }
-
-    memcpy(text, p, len);
-    text[len] = '\0';
-
-    if (memchr(text, ':', len) == NULL) {
-        a->family = AF_INET;
-        a->bits = 32;
-        return inet_pton(AF_INET, text, a->addr) == 1 ? 0 : -1;
-    }
-
-    p = memchr(text, '%', len);
-    if (p != NULL) {
-        text[p - text] = '\0';
-    }
-
-    a->family = AF_INET6;
-    a->bits = 128;
-    if (inet_pton(AF_INET6, text, a->addr) != 1) {
-        return -1;
-    }
-
-    if (memcmp(a->addr, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12) == 0) {
-        memmove(a->addr, a->addr + 12, 4);
-        a->family = AF_INET;
-        a->bits = 32;
-    }
-
-    return 0;
-}
-
-
-/* One status_allow token: "all", ADDR or ADDR/BITS. A mapped IPv6 prefix
- * of 96 bits or more becomes the IPv4 prefix it covers; a shorter one
- * stays IPv6 (and so matches no IPv4 client). Returns 0 or -1. */
-static int
-gn_status_parse_cidr(const char *p, size_t len, gn_status_cidr_t *c)
-{
-    const char  *slash;
-    size_t       alen, i;
-    unsigned     bits, max;
-    int          mapped;
-
-    if (len == 3 && memcmp(p, "all", 3) == 0) {
-        c->family = 0;
-        return 0;
-    }
-
-    slash = memchr(p, '/', len);
-    alen = slash ? (size_t) (slash - p) : len;
-
-    if (memchr(p, '%', alen) != NULL) {
-        return -1;
-    }
-
-    mapped = memchr(p, ':', alen) != NULL;
-
-    if (gn_status_parse_addr(p, alen, c) != 0) {
-        return -1;
-    }
-
-    mapped = mapped && c->family == AF_INET;
-
-    if (slash == NULL) {
-        return 0;
-    }
-
-    i = alen + 1;
-    if (i == len || len - i > 3) {
-        return -1;
-    }
-
-    bits = 0;
-    for ( /* void */ ; i < len; i++) {
-        if (p[i] < '0' || p[i] > '9') {
-            return -1;
-        }
-        bits = bits * 10 + (unsigned) (p[i] - '0');
-    }
-
-    max = (c->family == AF_INET && !mapped) ? 32 : 128;
-    if (bits > max) {
-        return -1;
-    }
-
-    if (mapped) {
-        if (bits < 96) {
-            /* ::ffff:0:0/95 and shorter: a real IPv6 prefix */
-            memmove(c->addr + 12, c->addr, 4);
-            memcpy(c->addr, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12);
-            c->family = AF_INET6;
-        } else {
-            bits -= 96;
-        }
-    }
-
-    c->bits = bits;
-    return 0;
-}
-
-
-static int
-gn_status_cidr_match(const gn_status_cidr_t *c, const gn_status_cidr_t *a)
-{
-    unsigned       full, rest;
-    unsigned char  mask;
-
-    if (c->family == 0) {
-        return 1;
-    }
-
-    if (c->family != a->family) {
-        return 0;
-    }
-
-    full = c->bits / 8;
-    rest = c->bits % 8;
-
-    if (memcmp(c->addr, a->addr, full) != 0) {
-        return 0;
-    }
-
-    if (rest == 0) {
-        return 1;
-    }
-
-    mask = (unsigned char) (0xff << (8 - rest));
-    return (c->addr[full] & mask) == (a->addr[full] & mask);
-}
-
-
-/* Returns 1 if the client address matches the list, 0 if not, -1 if the
- * list has an invalid token (copied into err). A client address that is
- * not IP (empty, unix socket) matches only "all". */
-static int
-gn_status_allowed(const char *list, const char *addr, size_t alen,
-    char *err, size_t errlen)
-{
-    const char        *p, *end;
-    size_t             n;
-    int                have_client, allow;
-    gn_status_cidr_t   client, rule;
-
-    have_client = gn_status_parse_addr(addr, alen, &client) == 0;
-    allow = 0;
-
-    p = list;
-    for ( ;; ) {
-        p += strspn(p, " \t,");
-        if (*p == '\0') {
-            break;
-        }
-
-        n = strcspn(p, " \t,");
-        end = p + n;
-
-        if (gn_status_parse_cidr(p, n, &rule) != 0) {
-            snprintf(err, errlen, "%.*s", (int) (n < 80 ? n : 80), p);
-            return -1;
-        }
-
-        if (!allow) {
-            allow = (rule.family == 0)
-                    || (have_client && gn_status_cidr_match(&rule, &client));
-        }
-
-        p = end;
-    }
-
-    return allow;
 }
 
 
@@ -1319,33 +1116,6 @@ gn_status_format(const gn_api_t *api, gn_request_t *r)
 
 
 static int
-gn_status_access(const gn_api_t *api, gn_request_t *r,
-    gn_status_conf_t *conf)
-{
-    gn_str_t  addr;
-    char      err[96];
-    int       rc;
-
-    addr = api->variable(r, "REMOTE_ADDR");
-    rc = gn_status_allowed(conf->allow ? conf->allow : "", (char *) addr.data,
-                           addr.len, err, sizeof(err));
-    if (rc == 1) {
-        return GN_OK;
-    }
-
-    if (rc == 0) {
-        api->log(r, GN_LOG_INFO, "status: access forbidden to %.*s by "
-                 "status_allow", (int) addr.len, (char *) addr.data);
-        return 403;
-    }
-
-    api->log(r, GN_LOG_ERR, "status: invalid address \"%s\" in "
-             "status_allow \"%s\"", err, conf->allow);
-    return GN_ERROR;
-}
-
-
-static int
 gn_status_snapshot(const gn_api_t *api, gn_request_t *r,
     gn_status_snap_t *s)
 {
@@ -1392,16 +1162,11 @@ gn_status_handler(const gn_api_t *api, gn_request_t *r)
     gn_status_snap_t  *s;
     gn_status_out_t    o;
     gn_str_t           m;
-    int                rc, fmt;
+    int                fmt;
 
     conf = api->module_conf(r, &gn_status_module);
     if (conf == NULL) {
         return GN_ERROR;
-    }
-
-    rc = gn_status_access(api, r, conf);
-    if (rc != GN_OK) {
-        return rc;
     }
 
     m = api->method(r);
@@ -1489,36 +1254,43 @@ gn_status_map(const gn_api_t *api, uint64_t interval)
 }
 
 
-/* Master, before fork: checks the main-level status_allow and maps the
+/* The main-level settings that init_master refuses: 0 or the message
+ * (in err) an [emerg] line carries. */
+static int
+gn_status_check(const gn_status_conf_t *conf, char *err, size_t len)
+{
+    uint64_t  interval;
+
+    interval = conf->interval > 0 ? (uint64_t) conf->interval : 0;
+    if (interval != 0 && (interval < 1000 || interval > 3600000)) {
+        snprintf(err, len, "status: status_sample_interval must be 0 (off) "
+                 "or from 1s to 1h, not %" PRIu64 " ms", interval);
+        return -1;
+    }
+
+    return 0;
+}
+
+
+/* Master, before fork: checks the main-level settings and maps the
  * history ring (the children inherit the mapping). */
 static int
 gn_status_init_master(const gn_api_t *api, void *data)
 {
     gn_status_conf_t  *conf = data;
-    char               err[96];
-    uint64_t           interval;
+    char               err[160];
 
     if (conf == NULL) {
         return gn_status_map(api, 10000);
     }
 
-    if (conf->allow != NULL
-        && gn_status_allowed(conf->allow, "", 0, err, sizeof(err)) < 0)
-    {
-        api->log(NULL, GN_LOG_EMERG, "status: invalid address \"%s\" in "
-                 "status_allow \"%s\"", err, conf->allow);
+    if (gn_status_check(conf, err, sizeof(err)) != 0) {
+        api->log(NULL, GN_LOG_EMERG, "%s", err);
         return GN_ERROR;
     }
 
-    interval = conf->interval > 0 ? (uint64_t) conf->interval : 0;
-    if (interval != 0 && (interval < 1000 || interval > 3600000)) {
-        api->log(NULL, GN_LOG_EMERG, "status: status_sample_interval must "
-                 "be 0 (off) or from 1s to 1h, not %" PRIu64 " ms",
-                 interval);
-        return GN_ERROR;
-    }
-
-    return gn_status_map(api, interval);
+    return gn_status_map(api, conf->interval > 0 ? (uint64_t) conf->interval
+                                                 : 0);
 }
 
 
@@ -1560,9 +1332,6 @@ gn_status_exit_child(const gn_api_t *api)
 
 
 static const gn_directive_t  gn_status_directives[] = {
-    { "status_allow", GN_DIR_STRING,
-      GN_CTX_MAIN | GN_CTX_SERVER | GN_CTX_LOCATION,
-      offsetof(gn_status_conf_t, allow), "127.0.0.1 ::1" },
     { "status_refresh", GN_DIR_DURATION,
       GN_CTX_MAIN | GN_CTX_SERVER | GN_CTX_LOCATION,
       offsetof(gn_status_conf_t, refresh), "0" },
