@@ -7,14 +7,16 @@
  *         allow 127.0.0.1;            # the core access rules, as for
  *         allow ::1;                  # any location: without them the
  *         deny all;                   # page is open to every client
- *         status_refresh 5s;          # HTML; 0 (none)
+ *         status_refresh 5s;          # the page's JSON fetch; 0: none
  *     }
  *     status_sample_interval 10s;    # main only; 0: off, else 1s .. 1h
  *
  * GET /status                     HTML: totals, one row per child, the TLS
- *                                 session cache, inline SVG charts of the
- *                                 last 60 samples (no script, no external
- *                                 resource)
+ *                                 session cache, SVG charts of the last 60
+ *                                 samples drawn by an inline script from
+ *                                 the JSON in the page, which then fetches
+ *                                 ?format=json every status_refresh and
+ *                                 updates in place (no external resource)
  * GET /status?format=json         application/json, the shape below
  * GET /status?format=prometheus   text/plain; version=0.0.4
  *
@@ -28,11 +30,13 @@
  *         "connections", "accepted", "requests", "bytes_in", "bytes_out",
  *         "responses": { "1xx" .. "5xx" },
  *         "tls": { "full", "resumed", "failed" } } ],
- *     "totals": { "children", "connections", "accepted", "requests",
+ *     "totals": { "children", "children_exited", "connections",
+ *         "accepted", "requests",
  *         "bytes_in", "bytes_out", "responses": {..}, "tls": {..} },
  *     "tls_session_cache": { "enabled", "entries", "used", "stores",
  *         "hits", "misses", "evictions" },
- *     "history_interval": s (0: sampling off),
+ *     "history_interval": s (0: sampling off), "history_interval_ms",
+ *     "history_window": samples (60),
  *     "history": [ { "t" (unix time with a ms fraction), "requests",
  *         "bytes_in", "bytes_out", "connections", "responses_5xx",
  *         "children" } ] }
@@ -49,9 +53,15 @@
  * each child's as gannet_child_requests_total{slot,pid}, ...
  *
  * History: init_master maps a ring of GN_STATUS_SAMPLES samples
- * (MAP_SHARED, so every child sees the same one); each child arms a timer
- * aligned to the sample interval and the first child to wake for a
+ * (MAP_SHARED, so every child sees the same one; a reload keeps it) and
+ * fills the whole window with the totals of the start; each child arms a
+ * timer aligned to the sample interval and the first child to wake for a
  * sample period claims it with a compare-and-swap and records the totals.
+ * (The module ABI gives no timer to the master, so the children sample.)
+ *
+ * Escaping: the HTML escapes the one string it prints (the version); the
+ * JSON escapes <, > and & in strings, so the page can carry it in a
+ * <script> element; the page's script sets text with textContent only.
  */
 
 #include <inttypes.h>
@@ -483,7 +493,9 @@ gn_status_printf(gn_status_out_t *o, const char *fmt, ...)
 }
 
 
-/* A JSON string (the quotes included); bytes >= 0x80 pass as they are. */
+/* A JSON string (the quotes included); bytes >= 0x80 pass as they are.
+ * <, > and & are escaped too, so that the JSON can sit in the page's
+ * <script> element as it is. */
 static void
 gn_status_json_str(gn_status_out_t *o, const char *s)
 {
@@ -492,7 +504,9 @@ gn_status_json_str(gn_status_out_t *o, const char *s)
     for ( /* void */ ; *s != '\0'; s++) {
         if (*s == '"' || *s == '\\') {
             gn_status_printf(o, "\\%c", *s);
-        } else if ((unsigned char) *s < 0x20 || *s == 0x7f) {
+        } else if ((unsigned char) *s < 0x20 || *s == 0x7f || *s == '<'
+                   || *s == '>' || *s == '&')
+        {
             gn_status_printf(o, "\\u%04x", (unsigned char) *s);
         } else {
             gn_status_printf(o, "%c", *s);
@@ -608,11 +622,13 @@ gn_status_json(const gn_api_t *api, gn_status_out_t *o, gn_status_snap_t *s)
     gn_status_printf(o, "},\n\"tls_session_cache\":{\"enabled\":%s,"
         "\"entries\":%" PRIu64 ",\"used\":%" PRIu64 ",\"stores\":%" PRIu64
         ",\"hits\":%" PRIu64 ",\"misses\":%" PRIu64 ",\"evictions\":%"
-        PRIu64 "},\n\"history_interval\":%" PRIu64 ",\n\"history\":[",
+        PRIu64 "},\n\"history_interval\":%" PRIu64
+        ",\"history_interval_ms\":%" PRIu64 ",\"history_window\":%d,\n"
+        "\"history\":[",
         sv->tls_cache_entries ? "true" : "false", sv->tls_cache_entries,
         sv->tls_cache_used, sv->tls_cache_stores, sv->tls_cache_hits,
         sv->tls_cache_misses, sv->tls_cache_evictions,
-        s->interval / 1000);
+        s->interval / 1000, s->interval, GN_STATUS_SAMPLES);
 
     for (i = 0; i < s->nhist; i++) {
         h = &s->hist[i];
@@ -894,7 +910,8 @@ gn_status_html_row(gn_status_out_t *o, const gn_child_stats_t *c,
         gn_status_html_age(o, gn_status_age(now, c->started));
         gn_status_printf(o, "</td>");
     } else {
-        gn_status_printf(o, "<tr class=tot><td colspan=5>total</td>");
+        gn_status_printf(o, "<tr class=tot><td colspan=5>total since start"
+                         "</td>");
     }
 
     gn_status_printf(o, "<td>%" PRIu64 "</td><td>%" PRIu64 "</td><td>%"
@@ -909,83 +926,9 @@ gn_status_html_row(gn_status_out_t *o, const gn_child_stats_t *c,
         gn_status_printf(o, "<td>%" PRIu64 "</td>", c->status[k]);
     }
 
-    gn_status_printf(o, "<td>%" PRIu64 "/%" PRIu64 "/%" PRIu64 "</td></tr>\n",
+    gn_status_printf(o, "<td>%" PRIu64 " / %" PRIu64 " / %" PRIu64
+                     "</td></tr>\n",
                      c->tls_full, c->tls_resumed, c->tls_failed);
-}
-
-
-/* Rate of one history field between neighbouring samples: rate[i] is
- * for the period ending at sample i (i >= 1); a drop (a child replaced)
- * counts as 0. Returns the maximum. */
-static double
-gn_status_rates(gn_status_snap_t *s, size_t offset, double *rate)
-{
-    uint64_t  a, b, dt;
-    double    max;
-    int       i;
-
-    max = 0;
-    rate[0] = 0;
-
-    for (i = 1; i < s->nhist; i++) {
-        memcpy(&a, (char *) &s->hist[i - 1] + offset, sizeof(uint64_t));
-        memcpy(&b, (char *) &s->hist[i] + offset, sizeof(uint64_t));
-        dt = s->hist[i].msec - s->hist[i - 1].msec;
-        rate[i] = (b > a && dt > 0)
-                  ? (double) (b - a) * 1000 / (double) dt : 0;
-        max = rate[i] > max ? rate[i] : max;
-    }
-
-    return max;
-}
-
-
-/* One chart: a polyline (line = 1) or bars, x by sample period so that
- * gaps show, the newest period at the right edge. */
-static void
-gn_status_html_chart(gn_status_out_t *o, gn_status_snap_t *s,
-    const char *title, size_t offset, int bytes, int line)
-{
-    double    rate[GN_STATUS_SAMPLES], max, x, y, w;
-    uint64_t  last;
-    int       i;
-
-    max = gn_status_rates(s, offset, rate);
-    last = s->hist[s->nhist - 1].period;
-    w = (double) GN_STATUS_CHART_W / GN_STATUS_SAMPLES;
-
-    gn_status_printf(o, "<figure><figcaption>%s, max ", title);
-    if (bytes) {
-        gn_status_html_bytes(o, max);
-        gn_status_printf(o, "/s");
-    } else {
-        gn_status_printf(o, "%.1f/s", max);
-    }
-    gn_status_printf(o, "</figcaption>\n<svg xmlns=\"http://www.w3.org/2000/"
-                     "svg\" width=%d height=%d viewBox=\"0 0 %d %d\" "
-                     "role=img><rect width=%d height=%d class=bg />",
-                     GN_STATUS_CHART_W, GN_STATUS_CHART_H, GN_STATUS_CHART_W,
-                     GN_STATUS_CHART_H, GN_STATUS_CHART_W, GN_STATUS_CHART_H);
-
-    if (line) {
-        gn_status_printf(o, "<polyline class=ln points=\"");
-    }
-
-    for (i = 1; i < s->nhist; i++) {
-        x = (GN_STATUS_SAMPLES - 1 - (double) (last - s->hist[i].period)) * w;
-        y = max > 0 ? rate[i] / max * (GN_STATUS_CHART_H - 4) : 0;
-
-        if (line) {
-            gn_status_printf(o, "%.1f,%.1f ", x + w / 2,
-                             GN_STATUS_CHART_H - 1 - y);
-        } else if (y > 0) {
-            gn_status_printf(o, "<rect class=br x=\"%.1f\" y=\"%.1f\" "
-                             "width=\"%.1f\" height=\"%.1f\"/>", x,
-                             GN_STATUS_CHART_H - y, w - 1, y);
-        }
-    }
-
-    gn_status_printf(o, "%s</svg></figure>\n", line ? "\"/>" : "");
 }
 
 
@@ -996,81 +939,293 @@ static const char  gn_status_css[] =
     "td,th{padding:2px 7px;text-align:right;border-bottom:1px solid #ddd}"
     "th{background:#eee}tr.tot td{font-weight:bold;background:#f6f6f6}"
     ".s-running{color:#070}.s-draining{color:#a60}.s-starting{color:#06a}"
-    "figure{display:inline-block;margin:.3em 1em .3em 0}"
+    "figure{display:inline-block;margin:.3em 1em .6em 0}"
     "figcaption{font-size:.9em;color:#555}"
-    "svg .bg{fill:#fafafa;stroke:#ccc}svg .br{fill:#4a7ab8}"
-    "svg .ln{fill:none;stroke:#c0392b;stroke-width:1.5}";
+    "svg text{font-size:10px;fill:#555}svg .bg{fill:#fafafa;stroke:#ccc}"
+    "svg .grid{stroke:#e4e4e4}"
+    "svg .ln{fill:none;stroke:#c0392b;stroke-width:1.5}"
+    "#gn-updated{color:#777}";
+
+
+/*
+ * The page's script: draws the charts from the JSON embedded in the page
+ * (the whole history window, at once), then fetches ?format=json every
+ * data-refresh ms and redraws the numbers, the table and the charts in
+ * place. Text goes in with textContent only; nothing from elsewhere.
+ */
+static const char  gn_status_js[] =
+    "(function () {\n"
+    "'use strict';\n"
+    "var data = document.getElementById('gn-data');\n"
+    "var every = +data.getAttribute('data-refresh');\n"
+    "var url = location.pathname + '?format=json';\n"
+    "var NS = 'http://www.w3.org/2000/svg';\n"
+    "var W = 560, H = 170, L = 74, R = 12, T = 10, B = 24;\n"
+    "var charts = [\n"
+    "  ['requests/s', 'requests', 1, 'req/s'],\n"
+    "  ['bytes sent/s', 'bytes_out', 1, 'B/s'],\n"
+    "  ['bytes received/s', 'bytes_in', 1, 'B/s'],\n"
+    "  ['connections open', 'connections', 0, '']\n"
+    "];\n"
+    "var units = ['', 'Ki', 'Mi', 'Gi', 'Ti'];\n"
+    "\n"
+    "function $(id) { return document.getElementById(id); }\n"
+    "function pad(n) { return (n < 10 ? '0' : '') + n; }\n"
+    "function hms(t) {\n"
+    "  var d = new Date(t * 1000);\n"
+    "  return pad(d.getHours()) + ':' + pad(d.getMinutes()) + ':' +\n"
+    "         pad(d.getSeconds());\n"
+    "}\n"
+    "function age(s) {\n"
+    "  var d = Math.floor(s / 86400);\n"
+    "  s %= 86400;\n"
+    "  return (d ? d + 'd ' : '') + pad(Math.floor(s / 3600)) + ':' +\n"
+    "         pad(Math.floor(s % 3600 / 60)) + ':' + pad(s % 60);\n"
+    "}\n"
+    "function trim(s) {\n"
+    "  return s.indexOf('.') < 0 ? s\n"
+    "         : s.replace(/0+$/, '').replace(/\\.$/, '');\n"
+    "}\n"
+    "function bytes(v) {\n"
+    "  var u = 0;\n"
+    "  while (v >= 1024 && u < 4) { v /= 1024; u++; }\n"
+    "  return trim(v.toFixed(u ? 1 : 0)) + '\\u00a0' + units[u] + 'B';\n"
+    "}\n"
+    "function num(v, unit) {\n"
+    "  var p = '';\n"
+    "  if (unit === 'B/s') { return bytes(v) + '/s'; }\n"
+    "  if (v >= 1e6) { v /= 1e6; p = 'M'; }\n"
+    "  else if (v >= 1e4) { v /= 1e3; p = 'k'; }\n"
+    "  return trim(v.toFixed(v >= 100 ? 0 : v >= 10 ? 1 : 2)) + p +\n"
+    "         (unit ? '\\u00a0' + unit : '');\n"
+    "}\n"
+    "/* The top of the scale and its divisions: 1, 2 or 5 times a power of\n"
+    " * 10 (times a power of 1024 for bytes, so that ticks are round in KiB,\n"
+    " * MiB...); a count (no unit) is never scaled below 5. */\n"
+    "function scale(max, unit) {\n"
+    "  var base = 1, e, f;\n"
+    "  if (!unit) { max = Math.max(max, 5); }\n"
+    "  if (!(max > 0)) { return [1, 5]; }\n"
+    "  if (unit === 'B/s') { while (max >= 1024 * base) { base *= 1024; } }\n"
+    "  e = Math.pow(10, Math.floor(Math.log(max / base) / Math.LN10 + 1e-9));\n"
+    "  f = max / base / e;\n"
+    "  f = f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10;\n"
+    "  return [f * e * base, f === 2 ? 4 : 5];\n"
+    "}\n"
+    "function el(name, attrs, parent, text) {\n"
+    "  var e = document.createElementNS(NS, name), k;\n"
+    "  for (k in attrs) { e.setAttribute(k, attrs[k]); }\n"
+    "  if (text !== undefined) { e.textContent = text; }\n"
+    "  if (parent) { parent.appendChild(e); }\n"
+    "  return e;\n"
+    "}\n"
+    "/* rate (field per second between neighbouring samples) or gauge */\n"
+    "function series(h, field, rate) {\n"
+    "  var out = [], i, dt, dv;\n"
+    "  for (i = rate ? 1 : 0; i < h.length; i++) {\n"
+    "    if (!rate) { out.push([h[i].t, h[i][field]]); continue; }\n"
+    "    dt = h[i].t - h[i - 1].t;\n"
+    "    dv = h[i][field] - h[i - 1][field];\n"
+    "    if (dt > 0) { out.push([h[i].t, dv > 0 ? dv / dt : 0]); }\n"
+    "  }\n"
+    "  return out;\n"
+    "}\n"
+    "function chart(j, c) {\n"
+    "  var h = j.history || [];\n"
+    "  var span = j.history_window * j.history_interval_ms / 1000;\n"
+    "  var pts = series(h, c[1], c[2]), t1, t0, max = 0, ymax, sc, step;\n"
+    "  var i, x, y, px;\n"
+    "  var fig = document.createElement('figure'), cap, svg, line = [];\n"
+    "  var steps = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600,\n"
+    "               7200, 14400];\n"
+    "  t1 = h.length ? h[h.length - 1].t : j.time;\n"
+    "  t0 = t1 - span;\n"
+    "  for (i = 0; i < pts.length; i++) { max = Math.max(max, pts[i][1]); }\n"
+    "  sc = scale(max, c[3]);\n"
+    "  ymax = sc[0];\n"
+    "  cap = document.createElement('figcaption');\n"
+    "  cap.textContent = c[0] + ': now ' +\n"
+    "      num(pts.length ? pts[pts.length - 1][1] : 0, c[3]) +\n"
+    "      ', max ' + num(max, c[3]);\n"
+    "  fig.appendChild(cap);\n"
+    "  svg = el('svg', { width: W, height: H, viewBox: '0 0 ' + W + ' ' + H,\n"
+    "                    role: 'img', 'aria-label': c[0] }, fig);\n"
+    "  el('rect', { x: L, y: T, width: W - L - R, height: H - T - B,\n"
+    "               'class': 'bg' }, svg);\n"
+    "  for (i = 0; i <= sc[1]; i++) {\n"
+    "    y = T + (H - T - B) * (1 - i / sc[1]);\n"
+    "    el('line', { x1: L, x2: W - R, y1: y, y2: y, 'class': 'grid' },\n"
+    "       svg);\n"
+    "    el('text', { x: L - 4, y: y + 4, 'text-anchor': 'end' }, svg,\n"
+    "       num(ymax * i / sc[1], c[3]));\n"
+    "  }\n"
+    "  for (i = 0; i < steps.length - 1 && span / steps[i] > 6; i++) { }\n"
+    "  step = steps[i];\n"
+    "  for (x = Math.ceil(t0 / step) * step; x <= t1; x += step) {\n"
+    "    px = L + (W - L - R) * (x - t0) / span;\n"
+    "    if (px > W - R - 24) { break; }\n"
+    "    el('line', { x1: px, x2: px, y1: T, y2: H - B, 'class': 'grid' },\n"
+    "       svg);\n"
+    "    el('text', { x: px, y: H - B + 15, 'text-anchor': 'middle' }, svg,\n"
+    "       hms(x));\n"
+    "  }\n"
+    "  for (i = 0; i < pts.length; i++) {\n"
+    "    if (pts[i][0] < t0) { continue; }\n"
+    "    x = L + (W - L - R) * (pts[i][0] - t0) / span;\n"
+    "    y = T + (H - T - B) * (1 - pts[i][1] / ymax);\n"
+    "    line.push(x.toFixed(1) + ',' + y.toFixed(1));\n"
+    "  }\n"
+    "  el('polyline', { points: line.join(' '), 'class': 'ln' }, svg);\n"
+    "  return fig;\n"
+    "}\n"
+    "function cell(tr, text, cls) {\n"
+    "  var td = document.createElement('td');\n"
+    "  td.textContent = text;\n"
+    "  if (cls) { td.className = cls; }\n"
+    "  tr.appendChild(td);\n"
+    "  return td;\n"
+    "}\n"
+    "function row(c, now) {\n"
+    "  var tr = document.createElement('tr'), k, r = c.responses, t = c.tls;\n"
+    "  if (c.slot === undefined) {\n"
+    "    tr.className = 'tot';\n"
+    "    cell(tr, 'total since start').colSpan = 5;\n"
+    "  } else {\n"
+    "    cell(tr, c.slot); cell(tr, c.pid); cell(tr, c.generation);\n"
+    "    cell(tr, c.state, 's-' + c.state);\n"
+    "    cell(tr, age(Math.max(0, now - c.started)));\n"
+    "  }\n"
+    "  cell(tr, c.connections); cell(tr, c.accepted); cell(tr, c.requests);\n"
+    "  cell(tr, bytes(c.bytes_in)); cell(tr, bytes(c.bytes_out));\n"
+    "  for (k = 1; k <= 5; k++) { cell(tr, r[k + 'xx']); }\n"
+    "  cell(tr, t.full + ' / ' + t.resumed + ' / ' + t.failed);\n"
+    "  return tr;\n"
+    "}\n"
+    "function render(j) {\n"
+    "  var rows = $('gn-rows'), tot = $('gn-total'), box = $('gn-charts'), i;\n"
+    "  var cache = j.tls_session_cache;\n"
+    "  $('gn-info').textContent = 'master pid ' + j.master_pid +\n"
+    "      ', generation ' + j.generation + ', up ' + age(j.uptime) +\n"
+    "      ', children ' + j.children.length + ' live / ' +\n"
+    "      j.children_configured +\n"
+    "      ' configured, ' + j.totals.children_exited + ' exited';\n"
+    "  $('gn-cache').textContent = cache.enabled\n"
+    "      ? 'TLS session cache: ' + cache.used + ' of ' + cache.entries +\n"
+    "        ' used, ' + cache.stores + ' stores, ' + cache.hits +\n"
+    "        ' hits, ' + cache.misses + ' misses, ' + cache.evictions +\n"
+    "        ' evictions'\n"
+    "      : 'TLS session cache: off';\n"
+    "  rows.textContent = '';\n"
+    "  for (i = 0; i < j.children.length; i++) {\n"
+    "    rows.appendChild(row(j.children[i], j.time));\n"
+    "  }\n"
+    "  tot.textContent = '';\n"
+    "  tot.appendChild(row(j.totals, j.time));\n"
+    "  box.textContent = '';\n"
+    "  if (!j.history_interval) {\n"
+    "    box.textContent =\n"
+    "        'charts: sampling is off (status_sample_interval 0)';\n"
+    "    return;\n"
+    "  }\n"
+    "  for (i = 0; i < charts.length; i++) {\n"
+    "    box.appendChild(chart(j, charts[i]));\n"
+    "  }\n"
+    "}\n"
+    "function poll() {\n"
+    "  fetch(url, { cache: 'no-store', credentials: 'same-origin' })\n"
+    "    .then(function (r) {\n"
+    "      if (!r.ok) { throw new Error('HTTP ' + r.status); }\n"
+    "      return r.json();\n"
+    "    })\n"
+    "    .then(function (j) {\n"
+    "      render(j);\n"
+    "      $('gn-updated').textContent = 'updated ' +\n"
+    "          hms(Date.now() / 1000) + ', every ' + every / 1000 + ' s';\n"
+    "    }, function (e) {\n"
+    "      $('gn-updated').textContent = 'update failed at ' +\n"
+    "          hms(Date.now() / 1000) + ': ' + e.message;\n"
+    "    })\n"
+    "    .then(function () { setTimeout(poll, every); });\n"
+    "}\n"
+    "render(JSON.parse(data.textContent));\n"
+    "$('gn-updated').textContent = 'as of ' + hms(Date.now() / 1000) +\n"
+    "    (every > 0 ? ', updating every ' + every / 1000 + ' s'\n"
+    "               : ' (status_refresh 0: not updating)');\n"
+    "if (every > 0) { setTimeout(poll, every); }\n"
+    "}());\n";
 
 
 static void
 gn_status_html_head(const gn_api_t *api, gn_status_out_t *o,
-    gn_status_snap_t *s, gn_status_conf_t *conf)
+    gn_status_snap_t *s)
 {
     gn_server_stats_t  *sv = &s->server;
 
     gn_status_printf(o, "<!DOCTYPE html>\n<html lang=en><head>"
-                     "<meta charset=utf-8><title>Gannet status</title>");
-    if (conf != NULL && conf->refresh > 0) {
-        gn_status_printf(o, "<meta http-equiv=refresh content=%" PRId64 ">",
-                         (conf->refresh + 999) / 1000);
-    }
-    gn_status_printf(o, "<style>%s</style></head><body>\n<h1>", gn_status_css);
+                     "<meta charset=utf-8><title>Gannet status</title>"
+                     "<style>%s</style></head><body>\n<h1>", gn_status_css);
     gn_status_html_str(o, s->version);
-    gn_status_printf(o, "</h1>\n<p>master pid %" PRId64 ", generation %"
-                     PRIu64 ", up ", sv->master_pid, sv->generation);
+    gn_status_printf(o, "</h1>\n<p id=gn-info>master pid %" PRId64
+                     ", generation %" PRIu64 ", up ", sv->master_pid,
+                     sv->generation);
     gn_status_html_age(o, gn_status_age(s->now, sv->started));
-    gn_status_printf(o, ", children %d live / %u configured</p>\n",
-                     s->nchild, sv->children);
+    gn_status_printf(o, ", children %d live / %u configured, %" PRIu64
+                     " exited</p>\n", s->nchild, sv->children, s->exited);
 
     if (sv->tls_cache_entries == 0) {
-        gn_status_printf(o, "<p>TLS session cache: off</p>\n");
+        gn_status_printf(o, "<p id=gn-cache>TLS session cache: off</p>\n");
     } else {
-        gn_status_printf(o, "<p>TLS session cache: %" PRIu64 " of %" PRIu64
-                         " used, %" PRIu64 " stores, %" PRIu64 " hits, %"
-                         PRIu64 " misses, %" PRIu64 " evictions</p>\n",
-                         sv->tls_cache_used, sv->tls_cache_entries,
-                         sv->tls_cache_stores, sv->tls_cache_hits,
-                         sv->tls_cache_misses, sv->tls_cache_evictions);
+        gn_status_printf(o, "<p id=gn-cache>TLS session cache: %" PRIu64
+                         " of %" PRIu64 " used, %" PRIu64 " stores, %"
+                         PRIu64 " hits, %" PRIu64 " misses, %" PRIu64
+                         " evictions</p>\n", sv->tls_cache_used,
+                         sv->tls_cache_entries, sv->tls_cache_stores,
+                         sv->tls_cache_hits, sv->tls_cache_misses,
+                         sv->tls_cache_evictions);
     }
 }
 
 
+/* The table and the numbers are written here, so the page reads without
+ * a script too; the charts are the script's. The JSON of this very
+ * snapshot goes in the page for it. */
 static void
 gn_status_html(const gn_api_t *api, gn_status_out_t *o, gn_status_snap_t *s,
     gn_status_conf_t *conf)
 {
     int  i;
 
-    gn_status_html_head(api, o, s, conf);
+    gn_status_html_head(api, o, s);
 
-    gn_status_printf(o, "<table><tr><th>slot</th><th>pid</th><th>gen</th>"
-                     "<th>state</th><th>uptime</th><th>conns</th>"
-                     "<th>accepted</th><th>requests</th><th>in</th>"
-                     "<th>out</th><th>1xx</th><th>2xx</th><th>3xx</th>"
-                     "<th>4xx</th><th>5xx</th>"
-                     "<th title=\"full/resumed/failed\">TLS</th></tr>\n");
+    gn_status_printf(o, "<table><thead><tr><th>slot</th><th>pid</th>"
+                     "<th>gen</th><th>state</th><th>uptime</th>"
+                     "<th>conns</th><th>accepted</th><th>requests</th>"
+                     "<th>in</th><th>out</th><th>1xx</th><th>2xx</th>"
+                     "<th>3xx</th><th>4xx</th><th>5xx</th>"
+                     "<th>TLS full / resumed / failed</th></tr></thead>\n"
+                     "<tbody id=gn-rows>");
     for (i = 0; i < s->nchild; i++) {
         gn_status_html_row(o, &s->child[i], s->now);
     }
+    gn_status_printf(o, "</tbody><tfoot id=gn-total>");
     gn_status_html_row(o, &s->total, s->now);
-    gn_status_printf(o, "</table>\n");
+    gn_status_printf(o, "</tfoot></table>\n<div id=gn-charts>");
 
-    if (s->nhist >= 2) {
-        gn_status_html_chart(o, s, "requests/s",
-                             offsetof(gn_status_sample_t, requests), 0, 1);
-        gn_status_html_chart(o, s, "bytes out/s",
-                             offsetof(gn_status_sample_t, bytes_out), 1, 0);
-        gn_status_printf(o, "<p>last %" PRIu64 " s, one sample every %"
-                         PRIu64 " ms</p>\n",
-                         s->interval * GN_STATUS_SAMPLES / 1000, s->interval);
-    } else if (s->interval > 0) {
-        gn_status_printf(o, "<p>charts: collecting (one sample every %"
-                         PRIu64 " ms)</p>\n", s->interval);
+    if (s->interval == 0) {
+        gn_status_printf(o, "charts: sampling is off "
+                         "(status_sample_interval 0)");
     }
 
-    gn_status_printf(o, "<p><a href=\"?format=json\">JSON</a> &middot; "
-                     "<a href=\"?format=prometheus\">Prometheus</a></p>\n"
-                     "</body></html>\n");
+    gn_status_printf(o, "</div>\n<noscript><p>The charts and the live "
+                     "numbers need JavaScript.</p></noscript>\n"
+                     "<p id=gn-updated></p>\n<p><a href=\"?format=json\">"
+                     "JSON</a> &middot; <a href=\"?format=prometheus\">"
+                     "Prometheus</a></p>\n<script type=application/json "
+                     "id=gn-data data-refresh=%" PRId64 ">",
+                     conf != NULL && conf->refresh > 0 ? conf->refresh : 0);
+    gn_status_json(api, o, s);
+    gn_status_printf(o, "</script>\n<script>%s</script>\n</body></html>\n",
+                     gn_status_js);
 }
 
 
@@ -1218,6 +1373,42 @@ gn_status_handler(const gn_api_t *api, gn_request_t *r)
 
 /* ---- process hooks ------------------------------------------------------- */
 
+/*
+ * A new ring (or one whose interval changed) gets a whole window at once:
+ * every period of the window up to this one holds the totals of now,
+ * which is what they were before (0 when the server starts), so the page
+ * draws a full window from the first moment. Master before fork, or a
+ * single process.
+ */
+static void
+gn_status_prefill(const gn_api_t *api)
+{
+    gn_child_stats_t     t;
+    gn_status_sample_t  *s;
+    uint64_t             now, cur, p;
+    int                  n, i;
+
+    n = gn_status_collect(api, NULL, 0, &t, NULL);
+    now = gn_status_now_ms();
+    cur = now / gn_status_interval + 1;
+
+    for (i = 0; i < GN_STATUS_SAMPLES && (uint64_t) i < cur; i++) {
+        p = cur - (uint64_t) i;
+        s = &gn_status_ring->samples[p % GN_STATUS_SAMPLES];
+
+        __atomic_store_n(&s->period, p | GN_STATUS_BUSY, __ATOMIC_RELAXED);
+        s->msec = i == 0 ? now : (p - 1) * gn_status_interval;
+        s->requests = t.requests;
+        s->bytes_in = t.bytes_in;
+        s->bytes_out = t.bytes_out;
+        s->connections = t.connections;
+        s->errors = t.status[5];
+        s->children = (uint64_t) n;
+        __atomic_store_n(&s->period, p, __ATOMIC_RELEASE);
+    }
+}
+
+
 static int
 gn_status_map(const gn_api_t *api, uint64_t interval)
 {
@@ -1235,6 +1426,7 @@ gn_status_map(const gn_api_t *api, uint64_t interval)
             memset(gn_status_ring->samples, 0,
                    sizeof(gn_status_ring->samples));
             gn_status_ring->interval = interval;
+            gn_status_prefill(api);
         }
         return GN_OK;
     }
@@ -1250,6 +1442,7 @@ gn_status_map(const gn_api_t *api, uint64_t interval)
     gn_status_ring = p;
     gn_status_ring->magic = GN_STATUS_MAGIC;
     gn_status_ring->interval = interval;
+    gn_status_prefill(api);
     return GN_OK;
 }
 
@@ -1334,7 +1527,7 @@ gn_status_exit_child(const gn_api_t *api)
 static const gn_directive_t  gn_status_directives[] = {
     { "status_refresh", GN_DIR_DURATION,
       GN_CTX_MAIN | GN_CTX_SERVER | GN_CTX_LOCATION,
-      offsetof(gn_status_conf_t, refresh), "0" },
+      offsetof(gn_status_conf_t, refresh), "5s" },
     { "status_sample_interval", GN_DIR_DURATION, GN_CTX_MAIN,
       offsetof(gn_status_conf_t, interval), "10s" },
     { NULL, 0, 0, 0, NULL }

@@ -75,7 +75,7 @@ server {
     listen 127.0.0.1:%%PORT_0%%;
     $listen6
     server_name localhost;
-    location = /status { handler status; status_refresh 5s; }
+    location = /status { handler status; status_refresh 3s; }
 $locs}
 
 $tls_srv
@@ -134,6 +134,8 @@ while (1) {
     last if time() > $end;
     sleep(0.1);
 }
+
+my $first_j = $j // {};
 
 # ---- JSON -------------------------------------------------------------------
 
@@ -257,34 +259,71 @@ ok(exists $samples{gannet_tls_session_cache_entries}
 
 # ---- history and HTML ------------------------------------------------------
 
-# samples every second: wait for two more
-sleep(2.5);
-($r, $j) = get_json();
-my @h = @{($j // {})->{history} // []};
-is($j && $j->{history_interval}, 1, 'history: interval 1 s');
-cmp_ok(scalar @h, '>=', 2, 'history: >= 2 samples after 2.5 s')
-    or diag($r->{body});
+# The window is whole from the start (the ring in shared memory is filled
+# when it is made): no waiting for samples.
+my @h = @{$first_j->{history} // []};
+is($first_j->{history_interval}, 1, 'history: interval 1 s');
+is($first_j->{history_interval_ms}, 1000, 'history: interval_ms 1000');
+is($first_j->{history_window}, 60, 'history: a window of 60 samples');
+is(scalar @h, 60, 'history: 60 samples right after the start');
 my @ts = map { $_->{t} } @h;
-is_deeply(\@ts, [ sort { $a <=> $b } @ts ], 'history: oldest first');
+is(scalar(grep { $ts[$_] <= $ts[$_ - 1] } 1 .. $#ts), 0,
+   'history: timestamps increasing');
+cmp_ok($ts[-1] - $ts[0], '>=', 58, 'history: the samples span the window');
+
+# samples every second: poll until one holds the traffic
+my $end_h = time() + GnTest::slow(10);
+while (1) {
+    ($r, $j) = get_json();
+    @h = @{($j // {})->{history} // []};
+    last if @h && $h[-1]{requests} >= $sent && $h[-1]{children} == 2;
+    last if time() > $end_h;
+    sleep(0.1);
+}
 ok(@h && $h[-1]{requests} >= $sent && $h[-1]{children} == 2,
    'history: the newest sample has the totals')
     or diag(explain($h[-1]));
+is(scalar @h, 60, 'history: still 60 samples');
 
 $r = $t->http_get('/status');
 is($r->{status}, 200, 'html: 200');
 like($r->{headers}{'content-type'} // '', qr{^text/html}, 'html: text/html');
-like($r->{body}, qr{<svg}, 'html: an inline SVG chart');
-unlike($r->{body}, qr{<script|src=|href="?(?:https?:)?//}i,
-       'html: no script, no external resource');
+unlike($r->{body}, qr{\bsrc=|href="?(?:https?:)?//|\@import|url\(}i,
+       'html: no external resource');
 is(scalar(grep { $r->{body} =~ /\b$_\b/ } @kids), 2, 'html: both pids');
-like($r->{body}, qr{<meta http-equiv=refresh content=5>},
-     'html: status_refresh 5s');
+like($r->{body}, qr{<th>TLS full / resumed / failed</th>},
+     'html: the TLS column says what its three numbers are');
+like($r->{body}, qr{<div id=gn-charts>}, 'html: the charts box');
+unlike($r->{body}, qr{http-equiv=refresh}, 'html: no page reload');
+
+# the page carries the snapshot as JSON for its script, whole window too
+my $data_tag = '<script type=application/json id=gn-data data-refresh=3000>';
+my ($data) = $r->{body} =~ m{\Q$data_tag\E(.*?)</script>}s;
+ok(defined $data, 'html: the JSON snapshot, refresh every 3000 ms');
+my $pj = eval { JSON::PP->new->decode($data // '') };
+ok($pj && @{$pj->{history} // []} == 60 && @{$pj->{children}} == 2,
+   'html: ... which parses, with the 60 samples and the children');
+unlike($data // '', qr{[<>&]}, 'html: ... and no <, >, & in it');
+
+# the script: draws SVG, fetches ?format=json and redraws in place
+my ($js) = $r->{body} =~ m{<script>(.*?)</script>}s;
+ok(defined $js, 'html: an inline script');
+like($js // '', qr{location\.pathname \+ '\?format=json'},
+     'html: ... polling the JSON endpoint of this page');
+like($js // '', qr{fetch\(url,}, 'html: ... with fetch()');
+like($js // '', qr{setTimeout\(poll, every\)}, 'html: ... every refresh');
+like($js // '', qr{createElementNS\(NS,.*svg}s, 'html: ... into SVG');
+like($js // '', qr{hms\(x\)}, 'html: ... a time axis (hh:mm:ss)');
+like($js // '', qr{req/s.*B/s}s, 'html: ... scales with units');
+unlike($js // '', qr{innerHTML|document\.write|eval\(}, 'html: ... text '
+       . 'goes in as text only');
 like($r->{body}, qr{^<!DOCTYPE html>.*</html>\n\z}s, 'html: complete page');
 like($r->{headers}{'cache-control'} // '', qr/no-store/,
      'html: Cache-Control no-store');
 
 $r = $t->http_get('/a-open');
-unlike($r->{body}, qr/http-equiv=refresh/, 'html: no refresh by default');
+like($r->{body}, qr{id=gn-data data-refresh=5000>},
+     'html: refreshes every 5 s by default');
 
 # ---- request handling -------------------------------------------------------
 
@@ -337,7 +376,7 @@ SKIP: {
     my $c = GnTLS::curl($t, port => $t->port(2), path => '/status');
     is($c->{status}, '200', 'TLS: curl https://.../status: 200')
         or diag($c->{err});
-    like($c->{body} // '', qr{<svg|collecting}, 'TLS: the HTML page');
+    like($c->{body} // '', qr{id=gn-charts}, 'TLS: the HTML page');
 
     my $have_openssl = defined GnTest::_which('openssl');
     my $sess = $t->testdir . '/s.sess';
@@ -374,7 +413,7 @@ SKIP: {
 # A reload: new children of the next generation; the history ring made by
 # the master before the first fork is kept.
 my $gen = $j->{generation};
-my $nhist = scalar @h;
+my $last = $j->{history}[-1] // {};
 my @new = GnTLS::reload($t, 2, @kids);
 is(scalar @new, 2, 'reload: 2 new children');
 $end = time() + GnTest::slow(5);
@@ -388,7 +427,12 @@ is_deeply([ sort { $a <=> $b } map { $_->{pid} } @{$j->{children}} ],
           [ sort { $a <=> $b } @new ], 'reload: the new pids');
 is(scalar(grep { $_->{generation} == $gen + 1 } @{$j->{children}}), 2,
    'reload: rows of the new generation');
-cmp_ok(scalar @{$j->{history}}, '>=', $nhist, 'reload: history kept');
+is(scalar @{$j->{history}}, 60, 'reload: a whole window still');
+ok(scalar(grep { $_->{t} == ($last->{t} // -1)
+                 && $_->{requests} == $last->{requests} }
+          @{$j->{history}}) == 1,
+   'reload: the samples from before it are kept (shared memory)')
+    or diag(explain($last));
 
 # ---- main-level checks at start ----------------------------------------------
 
