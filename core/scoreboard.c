@@ -4,6 +4,8 @@
 
 #include "gn_config.h"
 
+#include <sched.h>
+
 #include "scoreboard.h"
 #include "shm.h"
 
@@ -105,23 +107,31 @@ gn_scoreboard_retired(gn_sb_retired_t *out)
     uint64_t   s1, s2;
     gn_uint_t  try;
 
-    /* a fold is a few dozen stores: a reader that finds one under way
-     * retries a bounded number of times, it never waits on the master */
-    for (try = 0; try < 1000; try++) {
+    /* what the caller read before (the live slots) stays before */
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+
+    /* a fold is a few dozen stores: retry, yielding if the master was
+     * preempted in the middle of one; never wait for it without bound */
+    for (try = 0; try < 64; try++) {
         s1 = __atomic_load_n(&gn_sb->retired.seq, __ATOMIC_ACQUIRE);
-        if (s1 & 1) {
-            continue;
+
+        if ((s1 & 1) == 0) {
+            memcpy(out, (const void *) &gn_sb->retired, sizeof(*out));
+
+            __atomic_thread_fence(__ATOMIC_ACQUIRE);
+            s2 = __atomic_load_n(&gn_sb->retired.seq, __ATOMIC_RELAXED);
+            if (s1 == s2) {
+                out->seq = s1;
+                return GN_OK;
+            }
         }
 
-        memcpy(out, (const void *) &gn_sb->retired, sizeof(*out));
-
-        __atomic_thread_fence(__ATOMIC_ACQUIRE);
-        s2 = __atomic_load_n(&gn_sb->retired.seq, __ATOMIC_RELAXED);
-        if (s1 == s2) {
-            out->seq = s1;
-            return GN_OK;
+        if (try >= 4) {
+            (void) sched_yield();
         }
     }
 
+    /* the master stopped in a fold (it is dying): the numbers as they are */
+    memcpy(out, (const void *) &gn_sb->retired, sizeof(*out));
     return GN_BUSY;
 }

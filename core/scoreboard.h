@@ -87,8 +87,9 @@ void gn_scoreboard_set(gn_int_t slot, gn_sb_state_e state);
  * retired totals and marks the slot exited, pid 0. */
 void gn_scoreboard_fold(gn_int_t slot);
 
-/* Any process: a consistent copy of the retired totals (out->seq even).
- * Returns GN_OK, or GN_BUSY if the master kept folding while it tried. */
+/* Any process: a consistent copy of the retired totals (out->seq even),
+ * GN_OK; GN_BUSY if the master stayed in the middle of a fold for all of
+ * the bounded retries (*out is then the numbers as they were). */
 gn_int_t gn_scoreboard_retired(gn_sb_retired_t *out);
 
 #endif /* GN_CORE_SCOREBOARD_H_INCLUDED */

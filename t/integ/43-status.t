@@ -260,16 +260,33 @@ ok(exists $samples{gannet_tls_session_cache_entries}
 # ---- history and HTML ------------------------------------------------------
 
 # The window is whole from the start (the ring in shared memory is filled
-# when it is made): no waiting for samples.
-my @h = @{$first_j->{history} // []};
+# when it is made): no waiting for samples. A period in which no child
+# woke has no sample; under valgrind the children start slowly enough to
+# miss some, so the exact count is checked only without it.
+sub whole_window
+{
+    my ($j, $what, $oldest) = @_;
+    my @h = @{$j->{history} // []};
+    my @ts = map { $_->{t} } @h;
+
+    ok(@ts && $ts[0] <= $j->{time} - 58,
+       "$what: the oldest sample is a window (60 s) old")
+        or diag("time $j->{time}, oldest " . ($ts[0] // 'none'))
+        if $oldest;
+    is(scalar(grep { $ts[$_] <= $ts[$_ - 1] } 1 .. $#ts), 0,
+       "$what: timestamps increasing");
+    SKIP: {
+        skip 'periods may pass unsampled under valgrind', 1
+            if GnTest::valgrind();
+        is(scalar @h, 60, "$what: 60 samples");
+    }
+}
+
 is($first_j->{history_interval}, 1, 'history: interval 1 s');
 is($first_j->{history_interval_ms}, 1000, 'history: interval_ms 1000');
 is($first_j->{history_window}, 60, 'history: a window of 60 samples');
-is(scalar @h, 60, 'history: 60 samples right after the start');
-my @ts = map { $_->{t} } @h;
-is(scalar(grep { $ts[$_] <= $ts[$_ - 1] } 1 .. $#ts), 0,
-   'history: timestamps increasing');
-cmp_ok($ts[-1] - $ts[0], '>=', 58, 'history: the samples span the window');
+whole_window($first_j, 'history right after the start', 1);
+my @h;
 
 # samples every second: poll until one holds the traffic
 my $end_h = time() + GnTest::slow(10);
@@ -283,7 +300,7 @@ while (1) {
 ok(@h && $h[-1]{requests} >= $sent && $h[-1]{children} == 2,
    'history: the newest sample has the totals')
     or diag(explain($h[-1]));
-is(scalar @h, 60, 'history: still 60 samples');
+whole_window($j // {}, 'history later');
 
 $r = $t->http_get('/status');
 is($r->{status}, 200, 'html: 200');
@@ -427,7 +444,7 @@ is_deeply([ sort { $a <=> $b } map { $_->{pid} } @{$j->{children}} ],
           [ sort { $a <=> $b } @new ], 'reload: the new pids');
 is(scalar(grep { $_->{generation} == $gen + 1 } @{$j->{children}}), 2,
    'reload: rows of the new generation');
-is(scalar @{$j->{history}}, 60, 'reload: a whole window still');
+whole_window($j, 'history after the reload');
 ok(scalar(grep { $_->{t} == ($last->{t} // -1)
                  && $_->{requests} == $last->{requests} }
           @{$j->{history}}) == 1,
