@@ -1383,12 +1383,12 @@ gn_status_handler(const gn_api_t *api, gn_request_t *r)
 static void
 gn_status_prefill(const gn_api_t *api)
 {
-    gn_child_stats_t     t;
+    gn_child_stats_t     tot;
     gn_status_sample_t  *s;
     uint64_t             now, cur, p;
     int                  n, i;
 
-    n = gn_status_collect(api, NULL, 0, &t, NULL);
+    n = gn_status_collect(api, NULL, 0, &tot, NULL);
     now = gn_status_now_ms();
     cur = now / gn_status_interval + 1;
 
@@ -1398,11 +1398,11 @@ gn_status_prefill(const gn_api_t *api)
 
         __atomic_store_n(&s->period, p | GN_STATUS_BUSY, __ATOMIC_RELAXED);
         s->msec = i == 0 ? now : (p - 1) * gn_status_interval;
-        s->requests = t.requests;
-        s->bytes_in = t.bytes_in;
-        s->bytes_out = t.bytes_out;
-        s->connections = t.connections;
-        s->errors = t.status[5];
+        s->requests = tot.requests;
+        s->bytes_in = tot.bytes_in;
+        s->bytes_out = tot.bytes_out;
+        s->connections = tot.connections;
+        s->errors = tot.status[5];
         s->children = (uint64_t) n;
         __atomic_store_n(&s->period, p, __ATOMIC_RELEASE);
     }
