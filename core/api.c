@@ -674,10 +674,44 @@ gn_api_max_slots(void)
 }
 
 
+/* Slot -1: what the children reaped so far counted (pid 0, generation
+ * the number of them, so a reader summing the live slots between two
+ * equal values knows no child was folded in meanwhile). */
+static int
+gn_api_child_stats_retired(gn_child_stats_t *out)
+{
+    gn_sb_retired_t  rt;
+
+    /* GN_BUSY: a master stuck in a fold, the numbers as they are; a
+     * missing row would look like every exited child gone at once */
+    (void) gn_scoreboard_retired(&rt);
+
+    memset(out, 0, sizeof(*out));
+    out->size = sizeof(*out);
+    out->slot = -1;
+    out->generation = rt.children;
+    out->started = gn_sb->started;
+    out->accepted = rt.accepted;
+    out->requests = rt.requests;
+    out->bytes_in = rt.bytes_in;
+    out->bytes_out = rt.bytes_out;
+    memcpy(out->status, rt.status, sizeof(out->status));
+    out->tls_full = rt.tls_full;
+    out->tls_resumed = rt.tls_resumed;
+    out->tls_failed = rt.tls_failed;
+
+    return 1;
+}
+
+
 static int
 gn_api_child_stats(int slot, gn_child_stats_t *out)
 {
     gn_sb_slot_t  *s;
+
+    if (gn_sb != NULL && slot == -1) {
+        return gn_api_child_stats_retired(out);
+    }
 
     if (gn_sb == NULL || slot < 0 || slot >= GN_SB_SLOTS) {
         return 0;

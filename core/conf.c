@@ -724,6 +724,47 @@ gn_conf_call_handler(gn_conf_t *cf, gn_int_t last)
 }
 
 
+typedef struct {
+    const char  *name;
+    const char  *hint;
+} gn_conf_hint_t;
+
+
+static const char *
+gn_conf_hint_find(const gn_conf_hint_t *names, size_t n,
+    const gn_str_t *name)
+{
+    size_t  i;
+
+    for (i = 0; i < n; i++) {
+        if (strlen(names[i].name) == name->len
+            && memcmp(names[i].name, name->data, name->len) == 0)
+        {
+            return names[i].hint;
+        }
+    }
+
+    return NULL;
+}
+
+
+/*
+ * What a configuration written for an earlier Gannet should say instead
+ * of a directive that is gone; NULL for any other name.
+ */
+static const char *
+gn_conf_removed_hint(const gn_str_t *name)
+{
+    static const gn_conf_hint_t  names[] = {
+        { "status_allow", "use the core \"allow\" and \"deny\" in the "
+                          "location, e.g. \"allow 127.0.0.1; allow ::1; "
+                          "deny all;\"" },
+    };
+
+    return gn_conf_hint_find(names, gn_nelems(names), name);
+}
+
+
 /*
  * What an nginx user porting a configuration should write instead of an
  * nginx directive that Gannet spells differently or does without; NULL
@@ -732,10 +773,7 @@ gn_conf_call_handler(gn_conf_t *cf, gn_int_t last)
 static const char *
 gn_conf_nginx_hint(const gn_str_t *name)
 {
-    static const struct {
-        const char  *nginx;
-        const char  *hint;
-    } names[] = {
+    static const gn_conf_hint_t  names[] = {
         { "ssl", "use \"listen ... tls\"" },
         { "ssl_certificate", "use \"tls_certificate\"" },
         { "ssl_certificate_key", "use \"tls_certificate_key\"" },
@@ -764,17 +802,8 @@ gn_conf_nginx_hint(const gn_str_t *name)
         { "proxy_pass", "not supported yet" },
         { "fastcgi_pass", "not supported yet" },
     };
-    size_t  i;
 
-    for (i = 0; i < gn_nelems(names); i++) {
-        if (strlen(names[i].nginx) == name->len
-            && memcmp(names[i].nginx, name->data, name->len) == 0)
-        {
-            return names[i].hint;
-        }
-    }
-
-    return NULL;
+    return gn_conf_hint_find(names, gn_nelems(names), name);
 }
 
 
@@ -815,6 +844,13 @@ gn_conf_handle(gn_conf_t *cf, gn_int_t last)
     }
 
     if (cmd == NULL) {
+        hint = found ? NULL : gn_conf_removed_hint(name);
+        if (hint != NULL) {
+            gn_conf_error(cf, "unknown directive \"%.*s\" (removed: %s)",
+                          GN_STR_ARG(name), hint);
+            return GN_ERROR;
+        }
+
         hint = found ? NULL : gn_conf_nginx_hint(name);
         if (hint != NULL) {
             gn_conf_error(cf, "unknown directive \"%.*s\" (an nginx "

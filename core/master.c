@@ -171,8 +171,8 @@ gn_master_reaped(gn_int_t slot, pid_t pid, int status)
 
     gn_master_log_counters(slot, pid);
 
-    gn_sb->slots[slot].state = GN_SB_EXITED;
-    gn_sb->slots[slot].pid = 0;
+    /* once: waitpid() returns a pid once, and p->pid is cleared here */
+    gn_scoreboard_fold(slot);
     p->pid = 0;
 
     if (p->exiting || gn_master_state != GN_MASTER_RUNNING
@@ -193,7 +193,7 @@ gn_master_reaped(gn_int_t slot, pid_t pid, int status)
                      (unsigned long long) delay);
     }
 
-    gn_sb->slots[slot].state = GN_SB_STARTING;     /* keep the slot */
+    gn_scoreboard_set(slot, GN_SB_STARTING);       /* keep the slot */
     p->respawn_at = now + delay;
     if (p->respawn_at == 0) {
         p->respawn_at = 1;
@@ -244,7 +244,7 @@ gn_master_respawn_due(void)
         if (gn_master_state != GN_MASTER_RUNNING
             || gn_processes[i].generation != gn_generation)
         {
-            gn_sb->slots[i].state = GN_SB_FREE;
+            gn_scoreboard_set(i, GN_SB_FREE);
             continue;
         }
 

@@ -74,9 +74,10 @@ gn_process_spawn(gn_cycle_t *cycle, gn_int_t slot, gn_uint_t generation)
 {
     pid_t  pid;
 
-    /* a respawned child starts its counters afresh */
+    /* a respawned child starts its counters afresh: the previous one's
+     * were folded into the retired totals when it was reaped */
     memset(&gn_sb->slots[slot], 0, sizeof(gn_sb_slot_t));
-    gn_sb->slots[slot].state = GN_SB_STARTING;
+    gn_scoreboard_set(slot, GN_SB_STARTING);
     gn_sb->slots[slot].generation = generation;
 
     pid = fork();
@@ -84,7 +85,7 @@ gn_process_spawn(gn_cycle_t *cycle, gn_int_t slot, gn_uint_t generation)
     if (pid == -1) {
         gn_log_error(GN_LOG_ALERT, &cycle->log, errno,
                      "fork() for child slot %d failed", (int) slot);
-        gn_sb->slots[slot].state = GN_SB_FREE;
+        gn_scoreboard_set(slot, GN_SB_FREE);
         return -1;
     }
 

@@ -3,6 +3,13 @@
  * only by its child (counters) and by the master (pid, generation, state
  * at fork and reap). Readers (the status module, tests) tolerate a torn
  * read of a counter: every field is a naturally aligned 64-bit word.
+ *
+ * The retired totals in the header are the master's alone: when it reaps
+ * a child it adds the counters the slot holds (read as numbers, nothing
+ * else the child wrote is believed) and takes the slot out of the live
+ * set, both under `seq` (odd while it writes). Live slots plus the
+ * retired totals read between two equal even values of `seq` never count
+ * a child twice or not at all, so the server's totals never go back.
  */
 
 #ifndef GN_CORE_SCOREBOARD_H_INCLUDED
@@ -39,11 +46,26 @@ typedef struct {
     uint64_t    pad[1];
 } gn_sb_slot_t;
 
+/* The counters of every child reaped since the master started. */
+typedef struct {
+    uint64_t    seq;             /* odd while the master folds a child */
+    uint64_t    children;        /* folded so far */
+    uint64_t    accepted;
+    uint64_t    requests;
+    uint64_t    bytes_in;
+    uint64_t    bytes_out;
+    uint64_t    status[6];
+    uint64_t    tls_full;
+    uint64_t    tls_resumed;
+    uint64_t    tls_failed;
+} gn_sb_retired_t;
+
 typedef struct {
     uint64_t        magic;
     uint64_t        master_pid;
     uint64_t        generation;  /* the current one */
     uint64_t        started;
+    gn_sb_retired_t retired;
     gn_sb_slot_t    slots[GN_SB_SLOTS];
 } gn_scoreboard_t;
 
@@ -56,5 +78,18 @@ gn_int_t gn_scoreboard_init(void);
 
 /* Master: a free slot for a new child, or -1. */
 gn_int_t gn_scoreboard_take(void);
+
+/* Master only: the slot's state, in its own record and in the slot. */
+void gn_scoreboard_set(gn_int_t slot, gn_sb_state_e state);
+
+/* Master only, once per reaped child (waitpid() returned its pid, so
+ * nothing writes the slot any more): adds the slot's counters to the
+ * retired totals and marks the slot exited, pid 0. */
+void gn_scoreboard_fold(gn_int_t slot);
+
+/* Any process: a consistent copy of the retired totals (out->seq even),
+ * GN_OK; GN_BUSY if the master stayed in the middle of a fold for all of
+ * the bounded retries (*out is then the numbers as they were). */
+gn_int_t gn_scoreboard_retired(gn_sb_retired_t *out);
 
 #endif /* GN_CORE_SCOREBOARD_H_INCLUDED */

@@ -33,7 +33,8 @@ GN_UNIT_TESTS = \
     %reldir%/unit/test_access \
     %reldir%/unit/test_htpasswd \
     %reldir%/unit/test_path \
-    %reldir%/unit/test_binlog
+    %reldir%/unit/test_binlog \
+    %reldir%/unit/test_scoreboard
 
 GN_UNIT_CFLAGS = $(AM_CFLAGS) $(GNUTLS_CFLAGS) $(PCRE2_CFLAGS)
 GN_UNIT_LDADD = core/libgncore.la $(LIBS)
@@ -52,6 +53,9 @@ check_PROGRAMS += $(GN_UNIT_TESTS)
 %canon_reldir%_unit_test_http_cond_SOURCES = %reldir%/unit/test_http_cond.c %reldir%/tap.c %reldir%/tap.h
 %canon_reldir%_unit_test_http_cond_CFLAGS = $(GN_UNIT_CFLAGS)
 %canon_reldir%_unit_test_http_cond_LDADD = $(GN_UNIT_LDADD)
+%canon_reldir%_unit_test_scoreboard_SOURCES = %reldir%/unit/test_scoreboard.c %reldir%/tap.c %reldir%/tap.h
+%canon_reldir%_unit_test_scoreboard_CFLAGS = $(GN_UNIT_CFLAGS)
+%canon_reldir%_unit_test_scoreboard_LDADD = $(GN_UNIT_LDADD)
 %canon_reldir%_unit_test_tls_scache_SOURCES = %reldir%/unit/test_tls_scache.c %reldir%/tap.c %reldir%/tap.h
 %canon_reldir%_unit_test_tls_scache_CFLAGS = $(GN_UNIT_CFLAGS)
 %canon_reldir%_unit_test_tls_scache_LDADD = $(GN_UNIT_LDADD)
@@ -124,7 +128,8 @@ GN_INTEG_TESTS = \
     %reldir%/integ/71-specweb99-gen.t \
     %reldir%/integ/72-specweb99-load.t \
     %reldir%/integ/80-issue-3.t \
-    %reldir%/integ/80-issue-18.t
+    %reldir%/integ/80-issue-18.t \
+    %reldir%/integ/82-status-totals.t
 
 # Test certificates (a CA, ECDSA and RSA server certificates), made at
 # `make check` time: no private key is committed.

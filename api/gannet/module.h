@@ -346,7 +346,12 @@ struct gn_api_s {
      * "gannet" (since 0.1: the version is not revealed by default) */
     const char *(*server_version)(void);
     /* Scoreboard slots are 0 .. max_slots() - 1; child_stats returns 1
-     * and fills *out for a slot holding a live child, 0 otherwise. */
+     * and fills *out for a slot holding a live child, 0 otherwise.
+     * Slot -1 (servers since 0.1.0; older ones return 0): the counters
+     * of all the children reaped since the master started, pid 0,
+     * `generation` the number of them; live slots plus this row are the
+     * server's totals when `generation` is the same read before and
+     * after the live slots (else a child was retired meanwhile). */
     int         (*max_slots)(void);
     int         (*child_stats)(int slot, gn_child_stats_t *out);
     /* Fills *out; returns GN_OK. */

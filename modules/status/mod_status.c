@@ -4,15 +4,19 @@
  *     load_module modules/mod_status.so;
  *     location = /status {
  *         handler status;
- *         status_allow "127.0.0.1 ::1 10.0.0.0/8";   # "127.0.0.1 ::1"
- *         status_refresh 5s;                          # HTML; 0 (none)
+ *         allow 127.0.0.1;            # the core access rules, as for
+ *         allow ::1;                  # any location: without them the
+ *         deny all;                   # page is open to every client
+ *         status_refresh 5s;          # the page's JSON fetch; 0: none
  *     }
  *     status_sample_interval 10s;    # main only; 0: off, else 1s .. 1h
  *
  * GET /status                     HTML: totals, one row per child, the TLS
- *                                 session cache, inline SVG charts of the
- *                                 last 60 samples (no script, no external
- *                                 resource)
+ *                                 session cache, SVG charts of the last 60
+ *                                 samples drawn by an inline script from
+ *                                 the JSON in the page, which then fetches
+ *                                 ?format=json every status_refresh and
+ *                                 updates in place (no external resource)
  * GET /status?format=json         application/json, the shape below
  * GET /status?format=prometheus   text/plain; version=0.0.4
  *
@@ -26,33 +30,40 @@
  *         "connections", "accepted", "requests", "bytes_in", "bytes_out",
  *         "responses": { "1xx" .. "5xx" },
  *         "tls": { "full", "resumed", "failed" } } ],
- *     "totals": { "children", "connections", "accepted", "requests",
+ *     "totals": { "children", "children_exited", "connections",
+ *         "accepted", "requests",
  *         "bytes_in", "bytes_out", "responses": {..}, "tls": {..} },
  *     "tls_session_cache": { "enabled", "entries", "used", "stores",
  *         "hits", "misses", "evictions" },
- *     "history_interval": s (0: sampling off),
+ *     "history_interval": s (0: sampling off), "history_interval_ms",
+ *     "history_window": samples (60),
  *     "history": [ { "t" (unix time with a ms fraction), "requests",
  *         "bytes_in", "bytes_out", "connections", "responses_5xx",
  *         "children" } ] }
  *
- * Totals are sums over the children alive now: a replaced child takes its
- * counters with it. History samples hold those totals at time t, oldest
- * first; rates are differences of neighbouring samples.
+ * Totals count from the master's start and never go back: the children
+ * alive now plus the children reaped so far (the master folds a child's
+ * counters into the scoreboard when it reaps it; child_stats(-1)), so
+ * reloads, respawns and crashes keep them counting; "children_exited"
+ * is how many were folded. The per-child rows are each child's own.
+ * History samples hold the totals at time t, oldest first; rates are
+ * differences of neighbouring samples.
+ *
+ * Prometheus: the totals as gannet_requests_total, ... without labels,
+ * each child's as gannet_child_requests_total{slot,pid}, ...
  *
  * History: init_master maps a ring of GN_STATUS_SAMPLES samples
- * (MAP_SHARED, so every child sees the same one); each child arms a timer
- * aligned to the sample interval and the first child to wake for a
+ * (MAP_SHARED, so every child sees the same one; a reload keeps it) and
+ * fills the whole window with the totals of the start; each child arms a
+ * timer aligned to the sample interval and the first child to wake for a
  * sample period claims it with a compare-and-swap and records the totals.
+ * (The module ABI gives no timer to the master, so the children sample.)
  *
- * Access: status_allow takes addresses and CIDR prefixes (IPv4, IPv6,
- * IPv4-mapped IPv6; "all" matches everyone) separated by spaces or
- * commas, matched against REMOTE_ADDR; other clients get 403 (an empty
- * list: nobody; an invalid token: 500 and an [error] line). It is a
- * stopgap: once the core allow/deny rules land, configure those and set
- * `status_allow all;`.
+ * Escaping: the HTML escapes the one string it prints (the version); the
+ * JSON escapes <, > and & in strings, so the page can carry it in a
+ * <script> element; the page's script sets text with textContent only.
  */
 
-#include <arpa/inet.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -70,7 +81,6 @@
 #define GN_STATUS_BUSY       ((uint64_t) 1 << 63)
 #define GN_STATUS_SKEW       25           /* ms after the period starts */
 #define GN_STATUS_CHUNK      16384
-#define GN_STATUS_TOKEN      64
 
 #define GN_STATUS_HTML       0
 #define GN_STATUS_JSON       1
@@ -81,7 +91,6 @@
 
 
 typedef struct {
-    const char          *allow;        /* status_allow */
     int64_t              refresh;      /* status_refresh, ms */
     int64_t              interval;     /* status_sample_interval, ms */
 } gn_status_conf_t;
@@ -107,14 +116,6 @@ typedef struct {
 } gn_status_ring_t;
 
 
-/* An IPv4 rule is kept as IPv4 (4 bytes); an IPv4-mapped IPv6 client or
- * rule is turned into IPv4 so that both spellings match. */
-typedef struct {
-    int                  family;       /* AF_INET, AF_INET6, 0: all */
-    unsigned char        addr[16];
-    unsigned             bits;
-} gn_status_cidr_t;
-
 /* Response body in request-memory chunks handed to api->write. */
 typedef struct {
     const gn_api_t      *api;
@@ -133,6 +134,7 @@ typedef struct {
     gn_child_stats_t     total;
     uint64_t             now;          /* unix seconds */
     uint64_t             interval;     /* ms; 0: no history */
+    uint64_t             exited;       /* children retired so far */
     gn_status_sample_t   hist[GN_STATUS_SAMPLES];
     int                  nhist;
     char                 version[64];  /* SERVER_SOFTWARE: server_tokens */
@@ -151,7 +153,7 @@ static const char  *gn_status_states[] = {
 };
 
 
-/* ---- time, addresses ---------------------------------------------------- */
+/* ---- time --------------------------------------------------------------- */
 
 static uint64_t
 gn_status_now_ms(void)
@@ -163,202 +165,34 @@ gn_status_now_ms(void)
 }
 
 
-/* Text to address: IPv4, IPv6 (a "%zone" suffix and brackets are
- * ignored); IPv4-mapped IPv6 comes back as IPv4. Returns 0 or -1. */
-static int
-gn_status_parse_addr(const char *p, size_t len, gn_status_cidr_t *a)
-{
-    char  text[GN_STATUS_TOKEN];
-
-    if (len >= 2 && p[0] == '[' && p[len - 1] == ']') {
-        p++;
-        len -= 2;
-    }
-
-    if (len == 0 || len >= sizeof(text)) {
-        return -1;
-    }
-
-    memcpy(text, p, len);
-    text[len] = '\0';
-
-    if (memchr(text, ':', len) == NULL) {
-        a->family = AF_INET;
-        a->bits = 32;
-        return inet_pton(AF_INET, text, a->addr) == 1 ? 0 : -1;
-    }
-
-    p = memchr(text, '%', len);
-    if (p != NULL) {
-        text[p - text] = '\0';
-    }
-
-    a->family = AF_INET6;
-    a->bits = 128;
-    if (inet_pton(AF_INET6, text, a->addr) != 1) {
-        return -1;
-    }
-
-    if (memcmp(a->addr, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12) == 0) {
-        memmove(a->addr, a->addr + 12, 4);
-        a->family = AF_INET;
-        a->bits = 32;
-    }
-
-    return 0;
-}
-
-
-/* One status_allow token: "all", ADDR or ADDR/BITS. A mapped IPv6 prefix
- * of 96 bits or more becomes the IPv4 prefix it covers; a shorter one
- * stays IPv6 (and so matches no IPv4 client). Returns 0 or -1. */
-static int
-gn_status_parse_cidr(const char *p, size_t len, gn_status_cidr_t *c)
-{
-    const char  *slash;
-    size_t       alen, i;
-    unsigned     bits, max;
-    int          mapped;
-
-    if (len == 3 && memcmp(p, "all", 3) == 0) {
-        c->family = 0;
-        return 0;
-    }
-
-    slash = memchr(p, '/', len);
-    alen = slash ? (size_t) (slash - p) : len;
-
-    if (memchr(p, '%', alen) != NULL) {
-        return -1;
-    }
-
-    mapped = memchr(p, ':', alen) != NULL;
-
-    if (gn_status_parse_addr(p, alen, c) != 0) {
-        return -1;
-    }
-
-    mapped = mapped && c->family == AF_INET;
-
-    if (slash == NULL) {
-        return 0;
-    }
-
-    i = alen + 1;
-    if (i == len || len - i > 3) {
-        return -1;
-    }
-
-    bits = 0;
-    for ( /* void */ ; i < len; i++) {
-        if (p[i] < '0' || p[i] > '9') {
-            return -1;
-        }
-        bits = bits * 10 + (unsigned) (p[i] - '0');
-    }
-
-    max = (c->family == AF_INET && !mapped) ? 32 : 128;
-    if (bits > max) {
-        return -1;
-    }
-
-    if (mapped) {
-        if (bits < 96) {
-            /* ::ffff:0:0/95 and shorter: a real IPv6 prefix */
-            memmove(c->addr + 12, c->addr, 4);
-            memcpy(c->addr, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12);
-            c->family = AF_INET6;
-        } else {
-            bits -= 96;
-        }
-    }
-
-    c->bits = bits;
-    return 0;
-}
-
-
-static int
-gn_status_cidr_match(const gn_status_cidr_t *c, const gn_status_cidr_t *a)
-{
-    unsigned       full, rest;
-    unsigned char  mask;
-
-    if (c->family == 0) {
-        return 1;
-    }
-
-    if (c->family != a->family) {
-        return 0;
-    }
-
-    full = c->bits / 8;
-    rest = c->bits % 8;
-
-    if (memcmp(c->addr, a->addr, full) != 0) {
-        return 0;
-    }
-
-    if (rest == 0) {
-        return 1;
-    }
-
-    mask = (unsigned char) (0xff << (8 - rest));
-    return (c->addr[full] & mask) == (a->addr[full] & mask);
-}
-
-
-/* Returns 1 if the client address matches the list, 0 if not, -1 if the
- * list has an invalid token (copied into err). A client address that is
- * not IP (empty, unix socket) matches only "all". */
-static int
-gn_status_allowed(const char *list, const char *addr, size_t alen,
-    char *err, size_t errlen)
-{
-    const char        *p, *end;
-    size_t             n;
-    int                have_client, allow;
-    gn_status_cidr_t   client, rule;
-
-    have_client = gn_status_parse_addr(addr, alen, &client) == 0;
-    allow = 0;
-
-    p = list;
-    for ( ;; ) {
-        p += strspn(p, " \t,");
-        if (*p == '\0') {
-            break;
-        }
-
-        n = strcspn(p, " \t,");
-        end = p + n;
-
-        if (gn_status_parse_cidr(p, n, &rule) != 0) {
-            snprintf(err, errlen, "%.*s", (int) (n < 80 ? n : 80), p);
-            return -1;
-        }
-
-        if (!allow) {
-            allow = (rule.family == 0)
-                    || (have_client && gn_status_cidr_match(&rule, &client));
-        }
-
-        p = end;
-    }
-
-    return allow;
-}
-
-
 /* ---- history ------------------------------------------------------------ */
+
+static void
+gn_status_add(gn_child_stats_t *t, const gn_child_stats_t *c)
+{
+    int  i;
+
+    t->connections += c->connections;
+    t->accepted += c->accepted;
+    t->requests += c->requests;
+    t->bytes_in += c->bytes_in;
+    t->bytes_out += c->bytes_out;
+    for (i = 0; i < 6; i++) {
+        t->status[i] += c->status[i];
+    }
+    t->tls_full += c->tls_full;
+    t->tls_resumed += c->tls_resumed;
+    t->tls_failed += c->tls_failed;
+}
+
 
 /* Sums the live children into *t (slot -1). Returns how many live. */
 static int
-gn_status_collect(const gn_api_t *api, gn_child_stats_t *out, int max,
+gn_status_live(const gn_api_t *api, gn_child_stats_t *out, int max,
     gn_child_stats_t *t)
 {
     gn_child_stats_t  cs;
-    int               slot, nslots, n, i;
+    int               slot, nslots, n;
 
     memset(t, 0, sizeof(gn_child_stats_t));
     t->slot = -1;
@@ -372,22 +206,62 @@ gn_status_collect(const gn_api_t *api, gn_child_stats_t *out, int max,
             continue;
         }
 
-        t->connections += cs.connections;
-        t->accepted += cs.accepted;
-        t->requests += cs.requests;
-        t->bytes_in += cs.bytes_in;
-        t->bytes_out += cs.bytes_out;
-        for (i = 0; i < 6; i++) {
-            t->status[i] += cs.status[i];
-        }
-        t->tls_full += cs.tls_full;
-        t->tls_resumed += cs.tls_resumed;
-        t->tls_failed += cs.tls_failed;
+        gn_status_add(t, &cs);
 
         if (out != NULL && n < max) {
             out[n] = cs;
         }
         n++;
+    }
+
+    return n;
+}
+
+
+/*
+ * The server's totals since the master started: the live children plus
+ * what the children reaped so far counted (child_stats(-1); an older
+ * server has no such row and the totals are the live ones). The master
+ * moves a reaped child from the live slots to the retired row under a
+ * count of the children retired (its `generation`): a sum taken between
+ * two equal counts has every child exactly once. *exited gets that
+ * count. Returns how many children are live.
+ */
+static int
+gn_status_collect(const gn_api_t *api, gn_child_stats_t *out, int max,
+    gn_child_stats_t *t, uint64_t *exited)
+{
+    gn_child_stats_t  r1, r2;
+    int               n, try, have;
+
+    for (try = 0; try < 8; try++) {
+        memset(&r1, 0, sizeof(gn_child_stats_t));
+        have = api->child_stats(-1, &r1) == 1;
+
+        n = gn_status_live(api, out, max, t);
+
+        if (!have) {
+            r1.generation = 0;
+            break;
+        }
+
+        memset(&r2, 0, sizeof(gn_child_stats_t));
+        if (api->child_stats(-1, &r2) == 1
+            && r2.generation == r1.generation)
+        {
+            gn_status_add(t, &r1);
+            break;
+        }
+
+        /* a child was retired meanwhile: counted in neither or in both */
+        if (try == 7) {
+            gn_status_add(t, &r2);
+            r1.generation = r2.generation;
+        }
+    }
+
+    if (exited != NULL) {
+        *exited = r1.generation;
     }
 
     return n;
@@ -420,7 +294,7 @@ gn_status_sample(const gn_api_t *api)
         return;
     }
 
-    n = gn_status_collect(api, NULL, 0, &t);
+    n = gn_status_collect(api, NULL, 0, &t, NULL);
 
     __atomic_store_n(&s->msec, now, __ATOMIC_RELAXED);
     __atomic_store_n(&s->requests, t.requests, __ATOMIC_RELAXED);
@@ -619,7 +493,9 @@ gn_status_printf(gn_status_out_t *o, const char *fmt, ...)
 }
 
 
-/* A JSON string (the quotes included); bytes >= 0x80 pass as they are. */
+/* A JSON string (the quotes included); bytes >= 0x80 pass as they are.
+ * <, > and & are escaped too, so that the JSON can sit in the page's
+ * <script> element as it is. */
 static void
 gn_status_json_str(gn_status_out_t *o, const char *s)
 {
@@ -628,7 +504,9 @@ gn_status_json_str(gn_status_out_t *o, const char *s)
     for ( /* void */ ; *s != '\0'; s++) {
         if (*s == '"' || *s == '\\') {
             gn_status_printf(o, "\\%c", *s);
-        } else if ((unsigned char) *s < 0x20 || *s == 0x7f) {
+        } else if ((unsigned char) *s < 0x20 || *s == 0x7f || *s == '<'
+                   || *s == '>' || *s == '&')
+        {
             gn_status_printf(o, "\\u%04x", (unsigned char) *s);
         } else {
             gn_status_printf(o, "%c", *s);
@@ -736,17 +614,21 @@ gn_status_json(const gn_api_t *api, gn_status_out_t *o, gn_status_snap_t *s)
         gn_status_printf(o, "}");
     }
 
-    gn_status_printf(o, "],\n\"totals\":{\"children\":%d,", s->nchild);
+    gn_status_printf(o, "],\n\"totals\":{\"children\":%d,"
+                     "\"children_exited\":%" PRIu64 ",", s->nchild,
+                     s->exited);
     gn_status_json_counters(o, &s->total);
 
     gn_status_printf(o, "},\n\"tls_session_cache\":{\"enabled\":%s,"
         "\"entries\":%" PRIu64 ",\"used\":%" PRIu64 ",\"stores\":%" PRIu64
         ",\"hits\":%" PRIu64 ",\"misses\":%" PRIu64 ",\"evictions\":%"
-        PRIu64 "},\n\"history_interval\":%" PRIu64 ",\n\"history\":[",
+        PRIu64 "},\n\"history_interval\":%" PRIu64
+        ",\"history_interval_ms\":%" PRIu64 ",\"history_window\":%d,\n"
+        "\"history\":[",
         sv->tls_cache_entries ? "true" : "false", sv->tls_cache_entries,
         sv->tls_cache_used, sv->tls_cache_stores, sv->tls_cache_hits,
         sv->tls_cache_misses, sv->tls_cache_evictions,
-        s->interval / 1000);
+        s->interval / 1000, s->interval, GN_STATUS_SAMPLES);
 
     for (i = 0; i < s->nhist; i++) {
         h = &s->hist[i];
@@ -765,6 +647,9 @@ gn_status_json(const gn_api_t *api, gn_status_out_t *o, gn_status_snap_t *s)
 
 /* ---- Prometheus ---------------------------------------------------------- */
 
+/* Server-wide as gannet_NAME (no labels: monotonic across reloads and
+ * respawns, what rate() wants), per child as gannet_child_NAME{slot,pid}
+ * (a series per process, ending with it). */
 typedef struct {
     const char  *name;
     const char  *type;
@@ -772,20 +657,17 @@ typedef struct {
     size_t       offset;          /* of a uint64_t in gn_child_stats_t */
 } gn_status_metric_t;
 
-static const gn_status_metric_t  gn_status_child_metrics[] = {
-    { "gannet_connections", "gauge", "Connections open now.",
+static const gn_status_metric_t  gn_status_metrics[] = {
+    { "connections", "gauge", "Connections open now.",
       offsetof(gn_child_stats_t, connections) },
-    { "gannet_connections_accepted_total", "counter",
+    { "connections_accepted_total", "counter",
       "Connections accepted.", offsetof(gn_child_stats_t, accepted) },
-    { "gannet_requests_total", "counter", "Requests answered.",
+    { "requests_total", "counter", "Requests answered.",
       offsetof(gn_child_stats_t, requests) },
-    { "gannet_received_bytes_total", "counter", "Bytes received.",
+    { "received_bytes_total", "counter", "Bytes received.",
       offsetof(gn_child_stats_t, bytes_in) },
-    { "gannet_sent_bytes_total", "counter", "Bytes sent.",
+    { "sent_bytes_total", "counter", "Bytes sent.",
       offsetof(gn_child_stats_t, bytes_out) },
-    { "gannet_child_start_time_seconds", "gauge",
-      "When the child started, unix time.",
-      offsetof(gn_child_stats_t, started) },
     { NULL, NULL, NULL, 0 }
 };
 
@@ -799,23 +681,95 @@ gn_status_prom_head(gn_status_out_t *o, const char *name, const char *type,
 }
 
 
+/* The class and handshake breakdowns of one row: c->slot -1 for the
+ * server's totals (no slot, pid labels). */
+static void
+gn_status_prom_classes(gn_status_out_t *o, const gn_child_stats_t *c,
+    const char *prefix, int tls)
+{
+    static const char  *kind[] = { "full", "resumed", "failed" };
+    char                who[64];
+    int                 k;
+
+    who[0] = '\0';
+    if (c->slot >= 0) {
+        snprintf(who, sizeof(who), "slot=\"%d\",pid=\"%" PRId64 "\",",
+                 c->slot, c->pid);
+    }
+
+    if (!tls) {
+        for (k = 1; k <= 5; k++) {
+            gn_status_printf(o, "%sresponses_total{%sclass=\"%dxx\"} %"
+                             PRIu64 "\n", prefix, who, k, c->status[k]);
+        }
+        return;
+    }
+
+    for (k = 0; k < 3; k++) {
+        gn_status_printf(o, "%stls_handshakes_total{%stype=\"%s\"} %" PRIu64
+                         "\n", prefix, who, kind[k],
+                         k == 0 ? c->tls_full
+                         : k == 1 ? c->tls_resumed : c->tls_failed);
+    }
+}
+
+
+static void
+gn_status_prom_totals(gn_status_out_t *o, gn_status_snap_t *s)
+{
+    const gn_status_metric_t  *m;
+    uint64_t                   v;
+    char                       name[80];
+
+    for (m = gn_status_metrics; m->name != NULL; m++) {
+        snprintf(name, sizeof(name), "gannet_%s", m->name);
+        gn_status_prom_head(o, name, m->type, m->help);
+        memcpy(&v, (char *) &s->total + m->offset, sizeof(uint64_t));
+        gn_status_printf(o, "%s %" PRIu64 "\n", name, v);
+    }
+
+    gn_status_prom_head(o, "gannet_responses_total", "counter",
+                        "Responses by status class.");
+    gn_status_prom_classes(o, &s->total, "gannet_", 0);
+    gn_status_prom_head(o, "gannet_tls_handshakes_total", "counter",
+                        "TLS handshakes: full, resumed, failed.");
+    gn_status_prom_classes(o, &s->total, "gannet_", 1);
+
+    gn_status_prom_head(o, "gannet_children_exited_total", "counter",
+                        "Children that have exited (their counters stay "
+                        "in the totals).");
+    gn_status_printf(o, "gannet_children_exited_total %" PRIu64 "\n",
+                     s->exited);
+}
+
+
 static void
 gn_status_prom_children(gn_status_out_t *o, gn_status_snap_t *s)
 {
     const gn_status_metric_t  *m;
     gn_child_stats_t          *c;
     uint64_t                   v;
-    int                        i, k;
-    static const char         *kind[] = { "full", "resumed", "failed" };
+    int                        i;
+    char                       name[80];
 
-    for (m = gn_status_child_metrics; m->name != NULL; m++) {
-        gn_status_prom_head(o, m->name, m->type, m->help);
+    for (m = gn_status_metrics; m->name != NULL; m++) {
+        snprintf(name, sizeof(name), "gannet_child_%s", m->name);
+        gn_status_prom_head(o, name, m->type, m->help);
         for (i = 0; i < s->nchild; i++) {
             c = &s->child[i];
             memcpy(&v, (char *) c + m->offset, sizeof(uint64_t));
             gn_status_printf(o, "%s{slot=\"%d\",pid=\"%" PRId64 "\"} %"
-                             PRIu64 "\n", m->name, c->slot, c->pid, v);
+                             PRIu64 "\n", name, c->slot, c->pid, v);
         }
+    }
+
+    gn_status_prom_head(o, "gannet_child_start_time_seconds", "gauge",
+                        "When the child started, unix time.");
+    for (i = 0; i < s->nchild; i++) {
+        c = &s->child[i];
+        gn_status_printf(o, "gannet_child_start_time_seconds{slot=\"%d\","
+                         "pid=\"%" PRId64 "\"} %" PRIu64 "\n", c->slot,
+                         c->pid, c->started);
     }
 
     gn_status_prom_head(o, "gannet_child_state", "gauge",
@@ -828,28 +782,16 @@ gn_status_prom_children(gn_status_out_t *o, gn_status_snap_t *s)
                          gn_status_state(c->state));
     }
 
-    gn_status_prom_head(o, "gannet_responses_total", "counter",
-                        "Responses by status class.");
+    gn_status_prom_head(o, "gannet_child_responses_total", "counter",
+                        "Responses by status class, this child.");
     for (i = 0; i < s->nchild; i++) {
-        c = &s->child[i];
-        for (k = 1; k <= 5; k++) {
-            gn_status_printf(o, "gannet_responses_total{slot=\"%d\",pid=\"%"
-                             PRId64 "\",class=\"%dxx\"} %" PRIu64 "\n",
-                             c->slot, c->pid, k, c->status[k]);
-        }
+        gn_status_prom_classes(o, &s->child[i], "gannet_child_", 0);
     }
 
-    gn_status_prom_head(o, "gannet_tls_handshakes_total", "counter",
-                        "TLS handshakes: full, resumed, failed.");
+    gn_status_prom_head(o, "gannet_child_tls_handshakes_total", "counter",
+                        "TLS handshakes, this child.");
     for (i = 0; i < s->nchild; i++) {
-        c = &s->child[i];
-        for (k = 0; k < 3; k++) {
-            gn_status_printf(o, "gannet_tls_handshakes_total{slot=\"%d\","
-                             "pid=\"%" PRId64 "\",type=\"%s\"} %" PRIu64
-                             "\n", c->slot, c->pid, kind[k],
-                             k == 0 ? c->tls_full
-                             : k == 1 ? c->tls_resumed : c->tls_failed);
-        }
+        gn_status_prom_classes(o, &s->child[i], "gannet_child_", 1);
     }
 }
 
@@ -907,6 +849,7 @@ gn_status_prom(const gn_api_t *api, gn_status_out_t *o, gn_status_snap_t *s)
                         "Children alive now, all generations.");
     gn_status_printf(o, "gannet_children_live %d\n", s->nchild);
 
+    gn_status_prom_totals(o, s);
     gn_status_prom_children(o, s);
 
     for (i = 0; i < (int) (sizeof(cache) / sizeof(cache[0])); i++) {
@@ -967,7 +910,8 @@ gn_status_html_row(gn_status_out_t *o, const gn_child_stats_t *c,
         gn_status_html_age(o, gn_status_age(now, c->started));
         gn_status_printf(o, "</td>");
     } else {
-        gn_status_printf(o, "<tr class=tot><td colspan=5>total</td>");
+        gn_status_printf(o, "<tr class=tot><td colspan=5>total since start"
+                         "</td>");
     }
 
     gn_status_printf(o, "<td>%" PRIu64 "</td><td>%" PRIu64 "</td><td>%"
@@ -982,83 +926,9 @@ gn_status_html_row(gn_status_out_t *o, const gn_child_stats_t *c,
         gn_status_printf(o, "<td>%" PRIu64 "</td>", c->status[k]);
     }
 
-    gn_status_printf(o, "<td>%" PRIu64 "/%" PRIu64 "/%" PRIu64 "</td></tr>\n",
+    gn_status_printf(o, "<td>%" PRIu64 " / %" PRIu64 " / %" PRIu64
+                     "</td></tr>\n",
                      c->tls_full, c->tls_resumed, c->tls_failed);
-}
-
-
-/* Rate of one history field between neighbouring samples: rate[i] is
- * for the period ending at sample i (i >= 1); a drop (a child replaced)
- * counts as 0. Returns the maximum. */
-static double
-gn_status_rates(gn_status_snap_t *s, size_t offset, double *rate)
-{
-    uint64_t  a, b, dt;
-    double    max;
-    int       i;
-
-    max = 0;
-    rate[0] = 0;
-
-    for (i = 1; i < s->nhist; i++) {
-        memcpy(&a, (char *) &s->hist[i - 1] + offset, sizeof(uint64_t));
-        memcpy(&b, (char *) &s->hist[i] + offset, sizeof(uint64_t));
-        dt = s->hist[i].msec - s->hist[i - 1].msec;
-        rate[i] = (b > a && dt > 0)
-                  ? (double) (b - a) * 1000 / (double) dt : 0;
-        max = rate[i] > max ? rate[i] : max;
-    }
-
-    return max;
-}
-
-
-/* One chart: a polyline (line = 1) or bars, x by sample period so that
- * gaps show, the newest period at the right edge. */
-static void
-gn_status_html_chart(gn_status_out_t *o, gn_status_snap_t *s,
-    const char *title, size_t offset, int bytes, int line)
-{
-    double    rate[GN_STATUS_SAMPLES], max, x, y, w;
-    uint64_t  last;
-    int       i;
-
-    max = gn_status_rates(s, offset, rate);
-    last = s->hist[s->nhist - 1].period;
-    w = (double) GN_STATUS_CHART_W / GN_STATUS_SAMPLES;
-
-    gn_status_printf(o, "<figure><figcaption>%s, max ", title);
-    if (bytes) {
-        gn_status_html_bytes(o, max);
-        gn_status_printf(o, "/s");
-    } else {
-        gn_status_printf(o, "%.1f/s", max);
-    }
-    gn_status_printf(o, "</figcaption>\n<svg xmlns=\"http://www.w3.org/2000/"
-                     "svg\" width=%d height=%d viewBox=\"0 0 %d %d\" "
-                     "role=img><rect width=%d height=%d class=bg />",
-                     GN_STATUS_CHART_W, GN_STATUS_CHART_H, GN_STATUS_CHART_W,
-                     GN_STATUS_CHART_H, GN_STATUS_CHART_W, GN_STATUS_CHART_H);
-
-    if (line) {
-        gn_status_printf(o, "<polyline class=ln points=\"");
-    }
-
-    for (i = 1; i < s->nhist; i++) {
-        x = (GN_STATUS_SAMPLES - 1 - (double) (last - s->hist[i].period)) * w;
-        y = max > 0 ? rate[i] / max * (GN_STATUS_CHART_H - 4) : 0;
-
-        if (line) {
-            gn_status_printf(o, "%.1f,%.1f ", x + w / 2,
-                             GN_STATUS_CHART_H - 1 - y);
-        } else if (y > 0) {
-            gn_status_printf(o, "<rect class=br x=\"%.1f\" y=\"%.1f\" "
-                             "width=\"%.1f\" height=\"%.1f\"/>", x,
-                             GN_STATUS_CHART_H - y, w - 1, y);
-        }
-    }
-
-    gn_status_printf(o, "%s</svg></figure>\n", line ? "\"/>" : "");
 }
 
 
@@ -1069,81 +939,293 @@ static const char  gn_status_css[] =
     "td,th{padding:2px 7px;text-align:right;border-bottom:1px solid #ddd}"
     "th{background:#eee}tr.tot td{font-weight:bold;background:#f6f6f6}"
     ".s-running{color:#070}.s-draining{color:#a60}.s-starting{color:#06a}"
-    "figure{display:inline-block;margin:.3em 1em .3em 0}"
+    "figure{display:inline-block;margin:.3em 1em .6em 0}"
     "figcaption{font-size:.9em;color:#555}"
-    "svg .bg{fill:#fafafa;stroke:#ccc}svg .br{fill:#4a7ab8}"
-    "svg .ln{fill:none;stroke:#c0392b;stroke-width:1.5}";
+    "svg text{font-size:10px;fill:#555}svg .bg{fill:#fafafa;stroke:#ccc}"
+    "svg .grid{stroke:#e4e4e4}"
+    "svg .ln{fill:none;stroke:#c0392b;stroke-width:1.5}"
+    "#gn-updated{color:#777}";
+
+
+/*
+ * The page's script: draws the charts from the JSON embedded in the page
+ * (the whole history window, at once), then fetches ?format=json every
+ * data-refresh ms and redraws the numbers, the table and the charts in
+ * place. Text goes in with textContent only; nothing from elsewhere.
+ */
+static const char  gn_status_js[] =
+    "(function () {\n"
+    "'use strict';\n"
+    "var data = document.getElementById('gn-data');\n"
+    "var every = +data.getAttribute('data-refresh');\n"
+    "var url = location.pathname + '?format=json';\n"
+    "var NS = 'http://www.w3.org/2000/svg';\n"
+    "var W = 560, H = 170, L = 74, R = 12, T = 10, B = 24;\n"
+    "var charts = [\n"
+    "  ['requests/s', 'requests', 1, 'req/s'],\n"
+    "  ['bytes sent/s', 'bytes_out', 1, 'B/s'],\n"
+    "  ['bytes received/s', 'bytes_in', 1, 'B/s'],\n"
+    "  ['connections open', 'connections', 0, '']\n"
+    "];\n"
+    "var units = ['', 'Ki', 'Mi', 'Gi', 'Ti'];\n"
+    "\n"
+    "function $(id) { return document.getElementById(id); }\n"
+    "function pad(n) { return (n < 10 ? '0' : '') + n; }\n"
+    "function hms(t) {\n"
+    "  var d = new Date(t * 1000);\n"
+    "  return pad(d.getHours()) + ':' + pad(d.getMinutes()) + ':' +\n"
+    "         pad(d.getSeconds());\n"
+    "}\n"
+    "function age(s) {\n"
+    "  var d = Math.floor(s / 86400);\n"
+    "  s %= 86400;\n"
+    "  return (d ? d + 'd ' : '') + pad(Math.floor(s / 3600)) + ':' +\n"
+    "         pad(Math.floor(s % 3600 / 60)) + ':' + pad(s % 60);\n"
+    "}\n"
+    "function trim(s) {\n"
+    "  return s.indexOf('.') < 0 ? s\n"
+    "         : s.replace(/0+$/, '').replace(/\\.$/, '');\n"
+    "}\n"
+    "function bytes(v) {\n"
+    "  var u = 0;\n"
+    "  while (v >= 1024 && u < 4) { v /= 1024; u++; }\n"
+    "  return trim(v.toFixed(u ? 1 : 0)) + '\\u00a0' + units[u] + 'B';\n"
+    "}\n"
+    "function num(v, unit) {\n"
+    "  var p = '';\n"
+    "  if (unit === 'B/s') { return bytes(v) + '/s'; }\n"
+    "  if (v >= 1e6) { v /= 1e6; p = 'M'; }\n"
+    "  else if (v >= 1e4) { v /= 1e3; p = 'k'; }\n"
+    "  return trim(v.toFixed(v >= 100 ? 0 : v >= 10 ? 1 : 2)) + p +\n"
+    "         (unit ? '\\u00a0' + unit : '');\n"
+    "}\n"
+    "/* The top of the scale and its divisions: 1, 2 or 5 times a power of\n"
+    " * 10 (times a power of 1024 for bytes, so that ticks are round in KiB,\n"
+    " * MiB...); a count (no unit) is never scaled below 5. */\n"
+    "function scale(max, unit) {\n"
+    "  var base = 1, e, f;\n"
+    "  if (!unit) { max = Math.max(max, 5); }\n"
+    "  if (!(max > 0)) { return [1, 5]; }\n"
+    "  if (unit === 'B/s') { while (max >= 1024 * base) { base *= 1024; } }\n"
+    "  e = Math.pow(10, Math.floor(Math.log(max / base) / Math.LN10 + 1e-9));\n"
+    "  f = max / base / e;\n"
+    "  f = f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10;\n"
+    "  return [f * e * base, f === 2 ? 4 : 5];\n"
+    "}\n"
+    "function el(name, attrs, parent, text) {\n"
+    "  var e = document.createElementNS(NS, name), k;\n"
+    "  for (k in attrs) { e.setAttribute(k, attrs[k]); }\n"
+    "  if (text !== undefined) { e.textContent = text; }\n"
+    "  if (parent) { parent.appendChild(e); }\n"
+    "  return e;\n"
+    "}\n"
+    "/* rate (field per second between neighbouring samples) or gauge */\n"
+    "function series(h, field, rate) {\n"
+    "  var out = [], i, dt, dv;\n"
+    "  for (i = rate ? 1 : 0; i < h.length; i++) {\n"
+    "    if (!rate) { out.push([h[i].t, h[i][field]]); continue; }\n"
+    "    dt = h[i].t - h[i - 1].t;\n"
+    "    dv = h[i][field] - h[i - 1][field];\n"
+    "    if (dt > 0) { out.push([h[i].t, dv > 0 ? dv / dt : 0]); }\n"
+    "  }\n"
+    "  return out;\n"
+    "}\n"
+    "function chart(j, c) {\n"
+    "  var h = j.history || [];\n"
+    "  var span = j.history_window * j.history_interval_ms / 1000;\n"
+    "  var pts = series(h, c[1], c[2]), t1, t0, max = 0, ymax, sc, step;\n"
+    "  var i, x, y, px;\n"
+    "  var fig = document.createElement('figure'), cap, svg, line = [];\n"
+    "  var steps = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600,\n"
+    "               7200, 14400];\n"
+    "  t1 = h.length ? h[h.length - 1].t : j.time;\n"
+    "  t0 = t1 - span;\n"
+    "  for (i = 0; i < pts.length; i++) { max = Math.max(max, pts[i][1]); }\n"
+    "  sc = scale(max, c[3]);\n"
+    "  ymax = sc[0];\n"
+    "  cap = document.createElement('figcaption');\n"
+    "  cap.textContent = c[0] + ': now ' +\n"
+    "      num(pts.length ? pts[pts.length - 1][1] : 0, c[3]) +\n"
+    "      ', max ' + num(max, c[3]);\n"
+    "  fig.appendChild(cap);\n"
+    "  svg = el('svg', { width: W, height: H, viewBox: '0 0 ' + W + ' ' + H,\n"
+    "                    role: 'img', 'aria-label': c[0] }, fig);\n"
+    "  el('rect', { x: L, y: T, width: W - L - R, height: H - T - B,\n"
+    "               'class': 'bg' }, svg);\n"
+    "  for (i = 0; i <= sc[1]; i++) {\n"
+    "    y = T + (H - T - B) * (1 - i / sc[1]);\n"
+    "    el('line', { x1: L, x2: W - R, y1: y, y2: y, 'class': 'grid' },\n"
+    "       svg);\n"
+    "    el('text', { x: L - 4, y: y + 4, 'text-anchor': 'end' }, svg,\n"
+    "       num(ymax * i / sc[1], c[3]));\n"
+    "  }\n"
+    "  for (i = 0; i < steps.length - 1 && span / steps[i] > 6; i++) { }\n"
+    "  step = steps[i];\n"
+    "  for (x = Math.ceil(t0 / step) * step; x <= t1; x += step) {\n"
+    "    px = L + (W - L - R) * (x - t0) / span;\n"
+    "    if (px > W - R - 24) { break; }\n"
+    "    el('line', { x1: px, x2: px, y1: T, y2: H - B, 'class': 'grid' },\n"
+    "       svg);\n"
+    "    el('text', { x: px, y: H - B + 15, 'text-anchor': 'middle' }, svg,\n"
+    "       hms(x));\n"
+    "  }\n"
+    "  for (i = 0; i < pts.length; i++) {\n"
+    "    if (pts[i][0] < t0) { continue; }\n"
+    "    x = L + (W - L - R) * (pts[i][0] - t0) / span;\n"
+    "    y = T + (H - T - B) * (1 - pts[i][1] / ymax);\n"
+    "    line.push(x.toFixed(1) + ',' + y.toFixed(1));\n"
+    "  }\n"
+    "  el('polyline', { points: line.join(' '), 'class': 'ln' }, svg);\n"
+    "  return fig;\n"
+    "}\n"
+    "function cell(tr, text, cls) {\n"
+    "  var td = document.createElement('td');\n"
+    "  td.textContent = text;\n"
+    "  if (cls) { td.className = cls; }\n"
+    "  tr.appendChild(td);\n"
+    "  return td;\n"
+    "}\n"
+    "function row(c, now) {\n"
+    "  var tr = document.createElement('tr'), k, r = c.responses, t = c.tls;\n"
+    "  if (c.slot === undefined) {\n"
+    "    tr.className = 'tot';\n"
+    "    cell(tr, 'total since start').colSpan = 5;\n"
+    "  } else {\n"
+    "    cell(tr, c.slot); cell(tr, c.pid); cell(tr, c.generation);\n"
+    "    cell(tr, c.state, 's-' + c.state);\n"
+    "    cell(tr, age(Math.max(0, now - c.started)));\n"
+    "  }\n"
+    "  cell(tr, c.connections); cell(tr, c.accepted); cell(tr, c.requests);\n"
+    "  cell(tr, bytes(c.bytes_in)); cell(tr, bytes(c.bytes_out));\n"
+    "  for (k = 1; k <= 5; k++) { cell(tr, r[k + 'xx']); }\n"
+    "  cell(tr, t.full + ' / ' + t.resumed + ' / ' + t.failed);\n"
+    "  return tr;\n"
+    "}\n"
+    "function render(j) {\n"
+    "  var rows = $('gn-rows'), tot = $('gn-total'), box = $('gn-charts'), i;\n"
+    "  var cache = j.tls_session_cache;\n"
+    "  $('gn-info').textContent = 'master pid ' + j.master_pid +\n"
+    "      ', generation ' + j.generation + ', up ' + age(j.uptime) +\n"
+    "      ', children ' + j.children.length + ' live / ' +\n"
+    "      j.children_configured +\n"
+    "      ' configured, ' + j.totals.children_exited + ' exited';\n"
+    "  $('gn-cache').textContent = cache.enabled\n"
+    "      ? 'TLS session cache: ' + cache.used + ' of ' + cache.entries +\n"
+    "        ' used, ' + cache.stores + ' stores, ' + cache.hits +\n"
+    "        ' hits, ' + cache.misses + ' misses, ' + cache.evictions +\n"
+    "        ' evictions'\n"
+    "      : 'TLS session cache: off';\n"
+    "  rows.textContent = '';\n"
+    "  for (i = 0; i < j.children.length; i++) {\n"
+    "    rows.appendChild(row(j.children[i], j.time));\n"
+    "  }\n"
+    "  tot.textContent = '';\n"
+    "  tot.appendChild(row(j.totals, j.time));\n"
+    "  box.textContent = '';\n"
+    "  if (!j.history_interval) {\n"
+    "    box.textContent =\n"
+    "        'charts: sampling is off (status_sample_interval 0)';\n"
+    "    return;\n"
+    "  }\n"
+    "  for (i = 0; i < charts.length; i++) {\n"
+    "    box.appendChild(chart(j, charts[i]));\n"
+    "  }\n"
+    "}\n"
+    "function poll() {\n"
+    "  fetch(url, { cache: 'no-store', credentials: 'same-origin' })\n"
+    "    .then(function (r) {\n"
+    "      if (!r.ok) { throw new Error('HTTP ' + r.status); }\n"
+    "      return r.json();\n"
+    "    })\n"
+    "    .then(function (j) {\n"
+    "      render(j);\n"
+    "      $('gn-updated').textContent = 'updated ' +\n"
+    "          hms(Date.now() / 1000) + ', every ' + every / 1000 + ' s';\n"
+    "    }, function (e) {\n"
+    "      $('gn-updated').textContent = 'update failed at ' +\n"
+    "          hms(Date.now() / 1000) + ': ' + e.message;\n"
+    "    })\n"
+    "    .then(function () { setTimeout(poll, every); });\n"
+    "}\n"
+    "render(JSON.parse(data.textContent));\n"
+    "$('gn-updated').textContent = 'as of ' + hms(Date.now() / 1000) +\n"
+    "    (every > 0 ? ', updating every ' + every / 1000 + ' s'\n"
+    "               : ' (status_refresh 0: not updating)');\n"
+    "if (every > 0) { setTimeout(poll, every); }\n"
+    "}());\n";
 
 
 static void
 gn_status_html_head(const gn_api_t *api, gn_status_out_t *o,
-    gn_status_snap_t *s, gn_status_conf_t *conf)
+    gn_status_snap_t *s)
 {
     gn_server_stats_t  *sv = &s->server;
 
     gn_status_printf(o, "<!DOCTYPE html>\n<html lang=en><head>"
-                     "<meta charset=utf-8><title>Gannet status</title>");
-    if (conf != NULL && conf->refresh > 0) {
-        gn_status_printf(o, "<meta http-equiv=refresh content=%" PRId64 ">",
-                         (conf->refresh + 999) / 1000);
-    }
-    gn_status_printf(o, "<style>%s</style></head><body>\n<h1>", gn_status_css);
+                     "<meta charset=utf-8><title>Gannet status</title>"
+                     "<style>%s</style></head><body>\n<h1>", gn_status_css);
     gn_status_html_str(o, s->version);
-    gn_status_printf(o, "</h1>\n<p>master pid %" PRId64 ", generation %"
-                     PRIu64 ", up ", sv->master_pid, sv->generation);
+    gn_status_printf(o, "</h1>\n<p id=gn-info>master pid %" PRId64
+                     ", generation %" PRIu64 ", up ", sv->master_pid,
+                     sv->generation);
     gn_status_html_age(o, gn_status_age(s->now, sv->started));
-    gn_status_printf(o, ", children %d live / %u configured</p>\n",
-                     s->nchild, sv->children);
+    gn_status_printf(o, ", children %d live / %u configured, %" PRIu64
+                     " exited</p>\n", s->nchild, sv->children, s->exited);
 
     if (sv->tls_cache_entries == 0) {
-        gn_status_printf(o, "<p>TLS session cache: off</p>\n");
+        gn_status_printf(o, "<p id=gn-cache>TLS session cache: off</p>\n");
     } else {
-        gn_status_printf(o, "<p>TLS session cache: %" PRIu64 " of %" PRIu64
-                         " used, %" PRIu64 " stores, %" PRIu64 " hits, %"
-                         PRIu64 " misses, %" PRIu64 " evictions</p>\n",
-                         sv->tls_cache_used, sv->tls_cache_entries,
-                         sv->tls_cache_stores, sv->tls_cache_hits,
-                         sv->tls_cache_misses, sv->tls_cache_evictions);
+        gn_status_printf(o, "<p id=gn-cache>TLS session cache: %" PRIu64
+                         " of %" PRIu64 " used, %" PRIu64 " stores, %"
+                         PRIu64 " hits, %" PRIu64 " misses, %" PRIu64
+                         " evictions</p>\n", sv->tls_cache_used,
+                         sv->tls_cache_entries, sv->tls_cache_stores,
+                         sv->tls_cache_hits, sv->tls_cache_misses,
+                         sv->tls_cache_evictions);
     }
 }
 
 
+/* The table and the numbers are written here, so the page reads without
+ * a script too; the charts are the script's. The JSON of this very
+ * snapshot goes in the page for it. */
 static void
 gn_status_html(const gn_api_t *api, gn_status_out_t *o, gn_status_snap_t *s,
     gn_status_conf_t *conf)
 {
     int  i;
 
-    gn_status_html_head(api, o, s, conf);
+    gn_status_html_head(api, o, s);
 
-    gn_status_printf(o, "<table><tr><th>slot</th><th>pid</th><th>gen</th>"
-                     "<th>state</th><th>uptime</th><th>conns</th>"
-                     "<th>accepted</th><th>requests</th><th>in</th>"
-                     "<th>out</th><th>1xx</th><th>2xx</th><th>3xx</th>"
-                     "<th>4xx</th><th>5xx</th>"
-                     "<th title=\"full/resumed/failed\">TLS</th></tr>\n");
+    gn_status_printf(o, "<table><thead><tr><th>slot</th><th>pid</th>"
+                     "<th>gen</th><th>state</th><th>uptime</th>"
+                     "<th>conns</th><th>accepted</th><th>requests</th>"
+                     "<th>in</th><th>out</th><th>1xx</th><th>2xx</th>"
+                     "<th>3xx</th><th>4xx</th><th>5xx</th>"
+                     "<th>TLS full / resumed / failed</th></tr></thead>\n"
+                     "<tbody id=gn-rows>");
     for (i = 0; i < s->nchild; i++) {
         gn_status_html_row(o, &s->child[i], s->now);
     }
+    gn_status_printf(o, "</tbody><tfoot id=gn-total>");
     gn_status_html_row(o, &s->total, s->now);
-    gn_status_printf(o, "</table>\n");
+    gn_status_printf(o, "</tfoot></table>\n<div id=gn-charts>");
 
-    if (s->nhist >= 2) {
-        gn_status_html_chart(o, s, "requests/s",
-                             offsetof(gn_status_sample_t, requests), 0, 1);
-        gn_status_html_chart(o, s, "bytes out/s",
-                             offsetof(gn_status_sample_t, bytes_out), 1, 0);
-        gn_status_printf(o, "<p>last %" PRIu64 " s, one sample every %"
-                         PRIu64 " ms</p>\n",
-                         s->interval * GN_STATUS_SAMPLES / 1000, s->interval);
-    } else if (s->interval > 0) {
-        gn_status_printf(o, "<p>charts: collecting (one sample every %"
-                         PRIu64 " ms)</p>\n", s->interval);
+    if (s->interval == 0) {
+        gn_status_printf(o, "charts: sampling is off "
+                         "(status_sample_interval 0)");
     }
 
-    gn_status_printf(o, "<p><a href=\"?format=json\">JSON</a> &middot; "
-                     "<a href=\"?format=prometheus\">Prometheus</a></p>\n"
-                     "</body></html>\n");
+    gn_status_printf(o, "</div>\n<noscript><p>The charts and the live "
+                     "numbers need JavaScript.</p></noscript>\n"
+                     "<p id=gn-updated></p>\n<p><a href=\"?format=json\">"
+                     "JSON</a> &middot; <a href=\"?format=prometheus\">"
+                     "Prometheus</a></p>\n<script type=application/json "
+                     "id=gn-data data-refresh=%" PRId64 ">",
+                     conf != NULL && conf->refresh > 0 ? conf->refresh : 0);
+    gn_status_json(api, o, s);
+    gn_status_printf(o, "</script>\n<script>%s</script>\n</body></html>\n",
+                     gn_status_js);
 }
 
 
@@ -1189,33 +1271,6 @@ gn_status_format(const gn_api_t *api, gn_request_t *r)
 
 
 static int
-gn_status_access(const gn_api_t *api, gn_request_t *r,
-    gn_status_conf_t *conf)
-{
-    gn_str_t  addr;
-    char      err[96];
-    int       rc;
-
-    addr = api->variable(r, "REMOTE_ADDR");
-    rc = gn_status_allowed(conf->allow ? conf->allow : "", (char *) addr.data,
-                           addr.len, err, sizeof(err));
-    if (rc == 1) {
-        return GN_OK;
-    }
-
-    if (rc == 0) {
-        api->log(r, GN_LOG_INFO, "status: access forbidden to %.*s by "
-                 "status_allow", (int) addr.len, (char *) addr.data);
-        return 403;
-    }
-
-    api->log(r, GN_LOG_ERR, "status: invalid address \"%s\" in "
-             "status_allow \"%s\"", err, conf->allow);
-    return GN_ERROR;
-}
-
-
-static int
 gn_status_snapshot(const gn_api_t *api, gn_request_t *r,
     gn_status_snap_t *s)
 {
@@ -1237,7 +1292,8 @@ gn_status_snapshot(const gn_api_t *api, gn_request_t *r,
         }
     }
 
-    s->nchild = gn_status_collect(api, s->child, max, &s->total);
+    s->nchild = gn_status_collect(api, s->child, max, &s->total,
+                                  &s->exited);
     if (s->nchild > max) {
         s->nchild = max;
     }
@@ -1261,16 +1317,11 @@ gn_status_handler(const gn_api_t *api, gn_request_t *r)
     gn_status_snap_t  *s;
     gn_status_out_t    o;
     gn_str_t           m;
-    int                rc, fmt;
+    int                fmt;
 
     conf = api->module_conf(r, &gn_status_module);
     if (conf == NULL) {
         return GN_ERROR;
-    }
-
-    rc = gn_status_access(api, r, conf);
-    if (rc != GN_OK) {
-        return rc;
     }
 
     m = api->method(r);
@@ -1322,6 +1373,42 @@ gn_status_handler(const gn_api_t *api, gn_request_t *r)
 
 /* ---- process hooks ------------------------------------------------------- */
 
+/*
+ * A new ring (or one whose interval changed) gets a whole window at once:
+ * every period of the window up to this one holds the totals of now,
+ * which is what they were before (0 when the server starts), so the page
+ * draws a full window from the first moment. Master before fork, or a
+ * single process.
+ */
+static void
+gn_status_prefill(const gn_api_t *api)
+{
+    gn_child_stats_t     tot;
+    gn_status_sample_t  *s;
+    uint64_t             now, cur, p;
+    int                  n, i;
+
+    n = gn_status_collect(api, NULL, 0, &tot, NULL);
+    now = gn_status_now_ms();
+    cur = now / gn_status_interval + 1;
+
+    for (i = 0; i < GN_STATUS_SAMPLES && (uint64_t) i < cur; i++) {
+        p = cur - (uint64_t) i;
+        s = &gn_status_ring->samples[p % GN_STATUS_SAMPLES];
+
+        __atomic_store_n(&s->period, p | GN_STATUS_BUSY, __ATOMIC_RELAXED);
+        s->msec = i == 0 ? now : (p - 1) * gn_status_interval;
+        s->requests = tot.requests;
+        s->bytes_in = tot.bytes_in;
+        s->bytes_out = tot.bytes_out;
+        s->connections = tot.connections;
+        s->errors = tot.status[5];
+        s->children = (uint64_t) n;
+        __atomic_store_n(&s->period, p, __ATOMIC_RELEASE);
+    }
+}
+
+
 static int
 gn_status_map(const gn_api_t *api, uint64_t interval)
 {
@@ -1339,6 +1426,7 @@ gn_status_map(const gn_api_t *api, uint64_t interval)
             memset(gn_status_ring->samples, 0,
                    sizeof(gn_status_ring->samples));
             gn_status_ring->interval = interval;
+            gn_status_prefill(api);
         }
         return GN_OK;
     }
@@ -1354,6 +1442,7 @@ gn_status_map(const gn_api_t *api, uint64_t interval)
     gn_status_ring = p;
     gn_status_ring->magic = GN_STATUS_MAGIC;
     gn_status_ring->interval = interval;
+    gn_status_prefill(api);
     return GN_OK;
 }
 
@@ -1376,31 +1465,20 @@ gn_status_check_conf(const gn_api_t *api, void *data, int level)
 }
 
 
-/* Master, before fork: checks the main-level status_allow and maps the
+/* Master, before fork: maps the
  * history ring (the children inherit the mapping). */
 static int
 gn_status_init_master(const gn_api_t *api, void *data)
 {
     gn_status_conf_t  *conf = data;
-    char               err[96];
-    uint64_t           interval;
 
     if (conf == NULL) {
         return gn_status_map(api, 10000);
     }
 
-    if (conf->allow != NULL
-        && gn_status_allowed(conf->allow, "", 0, err, sizeof(err)) < 0)
-    {
-        api->log(NULL, GN_LOG_EMERG, "status: invalid address \"%s\" in "
-                 "status_allow \"%s\"", err, conf->allow);
-        return GN_ERROR;
-    }
-
-    /* (its range is check_conf's) */
-    interval = conf->interval > 0 ? (uint64_t) conf->interval : 0;
-
-    return gn_status_map(api, interval);
+    /* (its range is gn_status_check_conf's) */
+    return gn_status_map(api, conf->interval > 0 ? (uint64_t) conf->interval
+                                                 : 0);
 }
 
 
@@ -1442,12 +1520,9 @@ gn_status_exit_child(const gn_api_t *api)
 
 
 static const gn_directive_t  gn_status_directives[] = {
-    { "status_allow", GN_DIR_STRING,
-      GN_CTX_MAIN | GN_CTX_SERVER | GN_CTX_LOCATION,
-      offsetof(gn_status_conf_t, allow), "127.0.0.1 ::1" },
     { "status_refresh", GN_DIR_DURATION,
       GN_CTX_MAIN | GN_CTX_SERVER | GN_CTX_LOCATION,
-      offsetof(gn_status_conf_t, refresh), "0" },
+      offsetof(gn_status_conf_t, refresh), "5s" },
     { "status_sample_interval", GN_DIR_DURATION, GN_CTX_MAIN,
       offsetof(gn_status_conf_t, interval), "10s" },
     { NULL, 0, 0, 0, NULL }

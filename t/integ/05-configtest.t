@@ -211,6 +211,12 @@ sub bad_lines
 }
 
 my @bad_lines = (
+    # a directive that is gone says what replaces it (issue 18, item 3)
+    [ 'status-allow', 0,
+      [ 'location = /status { status_allow "127.0.0.1 ::1"; }' ],
+      'unknown directive "status_allow" (removed: use the core "allow" and '
+      . '"deny" in the location, e.g. "allow 127.0.0.1; allow ::1; deny '
+      . 'all;")', 5 ],
     [ 'log-var', 1, [ q<log_format f '$nosuch';> ],
       'unknown variable "$nosuch" in "log_format" directive', 3 ],
     [ 'log-brace', 1, [ q<log_format f '${uri';> ],

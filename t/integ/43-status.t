@@ -3,8 +3,8 @@
 # modules/status (mod_status.so): the scoreboard as JSON, Prometheus text
 # and HTML with inline SVG charts; per-child rows that match the real
 # children; counters by status class; the shared history ring filled by
-# the children's timers; status_allow with IPv4, IPv6 and IPv4-mapped
-# CIDRs (403 outside, 500 on a bad list); TLS handshake counters and the
+# the children's timers; the core allow/deny rules govern the status
+# location as any other (status_allow is gone and says so); TLS handshake counters and the
 # session cache when certificates and a TLS build are available.
 
 use strict;
@@ -19,64 +19,36 @@ use GnTLS;
 
 my $t = GnTest->new(timeout => 90);
 $t->skip_unless_bin;
-
-$ENV{GN_MODDIR} = GnTLS::srcdir() . '/modules/.libs'
-    if !defined $ENV{GN_MODDIR} || $ENV{GN_MODDIR} eq '';
-plan(skip_all => "no $ENV{GN_MODDIR}/mod_status.so")
-    unless -f "$ENV{GN_MODDIR}/mod_status.so";
+$t->skip_unless_module('mod_status');
 
 # ---- optional parts: IPv6 loopback, TLS -----------------------------------
 
 my $v6 = IO::Socket::IP->new(LocalHost => '::1', LocalPort => 0,
                              Proto => 'tcp', Listen => 1) ? 1 : 0;
 
-my $tls = 0;
-{
-    my ($rc, $out, $err) = $t->gannet('-V');
-    my $certs = $ENV{GN_CERTS};
-    my $have = defined $certs && $certs ne '' && -f "$certs/stamp";
-
-    if ($rc == 0 && ($out . $err) =~ /gnutls/i
-        && defined GnTest::_which('curl')
-        && ($have || defined GnTest::_which('certtool')))
-    {
-        GnTLS::certs();
-        $tls = 1;
-    }
-}
+my $tls = GnTLS::optional($t, 'curl');
 
 # ---- configuration ----------------------------------------------------------
 
-# location => [status_allow, expected status from 127.0.0.1]
+# location => [allow/deny rules, expected status from 127.0.0.1]
 my @v4_rules = (
-    [ '/a-deny',    '10.0.0.0/8',                 403 ],
-    [ '/a-list',    '10.0.0.0/8, 127.0.0.0/8',    200 ],
-    [ '/a-host',    '127.0.0.2/32',               403 ],
-    [ '/a-29-in',   '127.0.0.0/29',               200 ],
-    [ '/a-29-out',  '127.0.0.8/29',               403 ],
-    [ '/a-7',       '126.0.0.0/7',                200 ],
-    [ '/a-1',       '128.0.0.0/1',                403 ],
-    [ '/a-v6only',  '::/0 2001:db8::/32',         403 ],
-    [ '/a-mapped',  '::ffff:127.0.0.0/104',       200 ],
-    [ '/a-all',     'all',                        200 ],
-    [ '/a-bad',     '127.0.0.1/33',               500 ],
+    [ '/a-deny',    'deny all;',                          403 ],
+    [ '/a-local',   'allow 127.0.0.1; deny all;',         200 ],
+    [ '/a-other',   'allow 10.0.0.0/8; deny all;',        403 ],
+    [ '/a-open',    '',                                   200 ],
 );
 
-# location => [status_allow, expected status from ::1]
+# location => [allow/deny rules, expected status from ::1]
 my @v6_rules = (
-    [ '/b-127',     '::/127',                     200 ],
-    [ '/b-2-127',   '::2/127',                    403 ],
-    [ '/b-hi',      '8000::/1',                   403 ],
-    [ '/b-lo',      '::/1',                       200 ],
-    [ '/b-doc',     '2001:db8::/32',              403 ],
-    [ '/b-v4',      '127.0.0.0/8',                403 ],
-    [ '/b-host',    '::1/128',                    200 ],
+    [ '/b-local',   'allow ::1; deny all;',               200 ],
+    [ '/b-v4',      'allow 127.0.0.1; deny all;',         403 ],
+    [ '/a-open',    '',                                   200 ],
 );
 
 my $locs = '';
-for my $r (@v4_rules, @v6_rules) {
-    $locs .= "    location = $r->[0] { handler status; "
-             . "status_allow \"$r->[1]\"; }\n";
+my %seen;
+for my $r (grep { !$seen{$_->[0]}++ } @v4_rules, @v6_rules) {
+    $locs .= "    location = $r->[0] { handler status; $r->[1] }\n";
 }
 
 my $listen6 = $v6 ? 'listen [::1]:%%PORT_1%%;' : '';
@@ -103,7 +75,7 @@ server {
     listen 127.0.0.1:%%PORT_0%%;
     $listen6
     server_name localhost;
-    location = /status { handler status; status_refresh 5s; }
+    location = /status { handler status; status_refresh 3s; }
 $locs}
 
 $tls_srv
@@ -162,6 +134,8 @@ while (1) {
     last if time() > $end;
     sleep(0.1);
 }
+
+my $first_j = $j // {};
 
 # ---- JSON -------------------------------------------------------------------
 
@@ -263,14 +237,17 @@ is($type{gannet_connections}, 'gauge', 'prometheus: connections gauge');
 is_deeply([ map { $_->{value} } @{$samples{gannet_up} // []} ], [1],
           'prometheus: gannet_up 1');
 
-my @rq = @{$samples{gannet_requests_total} // []};
-is(scalar @rq, 2, 'prometheus: gannet_requests_total for 2 children');
+my @rq = @{$samples{gannet_child_requests_total} // []};
+is(scalar @rq, 2, 'prometheus: gannet_child_requests_total for 2 children');
 is_deeply([ sort { $a <=> $b } map { $_->{labels}{pid} } @rq ],
           [ sort { $a <=> $b } @kids ], 'prometheus: pid labels');
 my $psum = 0;
 $psum += $_->{value} for @rq;
 cmp_ok($psum, '>=', $tot->{requests},
        "prometheus: requests sum $psum >= the JSON total");
+my @rt = @{$samples{gannet_requests_total} // []};
+ok(@rt == 1 && !%{$rt[0]{labels}} && $rt[0]{value} >= $psum,
+   'prometheus: gannet_requests_total, the server total, no labels');
 my $p4 = 0;
 $p4 += $_->{value}
     for grep { $_->{labels}{class} eq '4xx' }
@@ -282,34 +259,88 @@ ok(exists $samples{gannet_tls_session_cache_entries}
 
 # ---- history and HTML ------------------------------------------------------
 
-# samples every second: wait for two more
-sleep(2.5);
-($r, $j) = get_json();
-my @h = @{($j // {})->{history} // []};
-is($j && $j->{history_interval}, 1, 'history: interval 1 s');
-cmp_ok(scalar @h, '>=', 2, 'history: >= 2 samples after 2.5 s')
-    or diag($r->{body});
-my @ts = map { $_->{t} } @h;
-is_deeply(\@ts, [ sort { $a <=> $b } @ts ], 'history: oldest first');
+# The window is whole from the start (the ring in shared memory is filled
+# when it is made): no waiting for samples. A period in which no child
+# woke has no sample; under valgrind the children start slowly enough to
+# miss some, so the exact count is checked only without it.
+sub whole_window
+{
+    my ($j, $what, $oldest) = @_;
+    my @h = @{$j->{history} // []};
+    my @ts = map { $_->{t} } @h;
+
+    ok(@ts && $ts[0] <= $j->{time} - 58,
+       "$what: the oldest sample is a window (60 s) old")
+        or diag("time $j->{time}, oldest " . ($ts[0] // 'none'))
+        if $oldest;
+    is(scalar(grep { $ts[$_] <= $ts[$_ - 1] } 1 .. $#ts), 0,
+       "$what: timestamps increasing");
+    SKIP: {
+        skip 'periods may pass unsampled under valgrind', 1
+            if GnTest::valgrind();
+        is(scalar @h, 60, "$what: 60 samples");
+    }
+}
+
+is($first_j->{history_interval}, 1, 'history: interval 1 s');
+is($first_j->{history_interval_ms}, 1000, 'history: interval_ms 1000');
+is($first_j->{history_window}, 60, 'history: a window of 60 samples');
+whole_window($first_j, 'history right after the start', 1);
+my @h;
+
+# samples every second: poll until one holds the traffic
+my $end_h = time() + GnTest::slow(10);
+while (1) {
+    ($r, $j) = get_json();
+    @h = @{($j // {})->{history} // []};
+    last if @h && $h[-1]{requests} >= $sent && $h[-1]{children} == 2;
+    last if time() > $end_h;
+    sleep(0.1);
+}
 ok(@h && $h[-1]{requests} >= $sent && $h[-1]{children} == 2,
    'history: the newest sample has the totals')
     or diag(explain($h[-1]));
+whole_window($j // {}, 'history later');
 
 $r = $t->http_get('/status');
 is($r->{status}, 200, 'html: 200');
 like($r->{headers}{'content-type'} // '', qr{^text/html}, 'html: text/html');
-like($r->{body}, qr{<svg}, 'html: an inline SVG chart');
-unlike($r->{body}, qr{<script|src=|href="?(?:https?:)?//}i,
-       'html: no script, no external resource');
+unlike($r->{body}, qr{\bsrc=|href="?(?:https?:)?//|\@import|url\(}i,
+       'html: no external resource');
 is(scalar(grep { $r->{body} =~ /\b$_\b/ } @kids), 2, 'html: both pids');
-like($r->{body}, qr{<meta http-equiv=refresh content=5>},
-     'html: status_refresh 5s');
+like($r->{body}, qr{<th>TLS full / resumed / failed</th>},
+     'html: the TLS column says what its three numbers are');
+like($r->{body}, qr{<div id=gn-charts>}, 'html: the charts box');
+unlike($r->{body}, qr{http-equiv=refresh}, 'html: no page reload');
+
+# the page carries the snapshot as JSON for its script, whole window too
+my $data_tag = '<script type=application/json id=gn-data data-refresh=3000>';
+my ($data) = $r->{body} =~ m{\Q$data_tag\E(.*?)</script>}s;
+ok(defined $data, 'html: the JSON snapshot, refresh every 3000 ms');
+my $pj = eval { JSON::PP->new->decode($data // '') };
+ok($pj && @{$pj->{history} // []} == 60 && @{$pj->{children}} == 2,
+   'html: ... which parses, with the 60 samples and the children');
+unlike($data // '', qr{[<>&]}, 'html: ... and no <, >, & in it');
+
+# the script: draws SVG, fetches ?format=json and redraws in place
+my ($js) = $r->{body} =~ m{<script>(.*?)</script>}s;
+ok(defined $js, 'html: an inline script');
+like($js // '', qr{location\.pathname \+ '\?format=json'},
+     'html: ... polling the JSON endpoint of this page');
+like($js // '', qr{fetch\(url,}, 'html: ... with fetch()');
+like($js // '', qr{setTimeout\(poll, every\)}, 'html: ... every refresh');
+like($js // '', qr{createElementNS\(NS,.*svg}s, 'html: ... into SVG');
+like($js // '', qr{hms\(x\)}, 'html: ... a time axis (hh:mm:ss)');
+like($js // '', qr{req/s.*B/s}s, 'html: ... scales with units');
+unlike($js // '', qr{innerHTML|document\.write|eval\(}, 'html: ... text '
+       . 'goes in as text only');
 like($r->{body}, qr{^<!DOCTYPE html>.*</html>\n\z}s, 'html: complete page');
 like($r->{headers}{'cache-control'} // '', qr/no-store/,
      'html: Cache-Control no-store');
 
-$r = $t->http_get('/a-all');
-unlike($r->{body}, qr/http-equiv=refresh/, 'html: no refresh by default');
+$r = $t->http_get('/a-open');
+like($r->{body}, qr{id=gn-data data-refresh=5000>},
+     'html: refreshes every 5 s by default');
 
 # ---- request handling -------------------------------------------------------
 
@@ -324,19 +355,15 @@ is($r->{status}, 405, 'POST: 405');
 $r = $t->http_head('/status');
 is($r->{status}, 200, 'HEAD: 200');
 
-# ---- status_allow -----------------------------------------------------------
+# ---- allow / deny ----------------------------------------------------------
 
 for my $a (@v4_rules) {
     $r = $t->http_get($a->[0] . '?format=json');
-    is($r->{status}, $a->[2],
-       "127.0.0.1, status_allow \"$a->[1]\": $a->[2]");
+    is($r->{status}, $a->[2], "127.0.0.1, \"$a->[1]\": $a->[2]");
 }
-my $bad_re = qr/\[error\].*invalid\ address\ "127\.0\.0\.1\/33"
-                \ in\ status_allow/x;
-ok($t->wait_log($bad_re, 2), 'bad status_allow logged at [error]');
 
 SKIP: {
-    skip 'no IPv6 loopback', 2 + @v6_rules unless $v6;
+    skip 'no IPv6 loopback', scalar @v6_rules unless $v6;
 
     my $p = $t->port(1);
     my $get = sub {
@@ -352,13 +379,9 @@ SKIP: {
         return $resp;
     };
 
-    $r = $get->('/status?format=json');
-    is($r->{status}, 200, '::1, default status_allow: 200');
-    $r = $get->('/a-deny');
-    is($r->{status}, 403, '::1, status_allow "10.0.0.0/8": 403');
     for my $a (@v6_rules) {
         $r = $get->($a->[0]);
-        is($r->{status}, $a->[2], "::1, status_allow \"$a->[1]\": $a->[2]");
+        is($r->{status}, $a->[2], "::1, \"$a->[1]\": $a->[2]");
     }
 }
 
@@ -370,7 +393,7 @@ SKIP: {
     my $c = GnTLS::curl($t, port => $t->port(2), path => '/status');
     is($c->{status}, '200', 'TLS: curl https://.../status: 200')
         or diag($c->{err});
-    like($c->{body} // '', qr{<svg|collecting}, 'TLS: the HTML page');
+    like($c->{body} // '', qr{id=gn-charts}, 'TLS: the HTML page');
 
     my $have_openssl = defined GnTest::_which('openssl');
     my $sess = $t->testdir . '/s.sess';
@@ -407,7 +430,7 @@ SKIP: {
 # A reload: new children of the next generation; the history ring made by
 # the master before the first fork is kept.
 my $gen = $j->{generation};
-my $nhist = scalar @h;
+my $last = $j->{history}[-1] // {};
 my @new = GnTLS::reload($t, 2, @kids);
 is(scalar @new, 2, 'reload: 2 new children');
 $end = time() + GnTest::slow(5);
@@ -421,16 +444,24 @@ is_deeply([ sort { $a <=> $b } map { $_->{pid} } @{$j->{children}} ],
           [ sort { $a <=> $b } @new ], 'reload: the new pids');
 is(scalar(grep { $_->{generation} == $gen + 1 } @{$j->{children}}), 2,
    'reload: rows of the new generation');
-cmp_ok(scalar @{$j->{history}}, '>=', $nhist, 'reload: history kept');
+whole_window($j, 'history after the reload');
+ok(scalar(grep { $_->{t} == ($last->{t} // -1)
+                 && $_->{requests} == $last->{requests} }
+          @{$j->{history}}) == 1,
+   'reload: the samples from before it are kept (shared memory)')
+    or diag(explain($last));
 
 # ---- main-level checks at start ----------------------------------------------
 
-# init_master refuses a bad main-level status_allow; the configuration
-# check (so `gannet -t` too) an out-of-range sample interval. Run in a prefix of their own: the [emerg] lines stay out of the
-# main error log.
+# A configuration that still says status_allow is refused with what to
+# write instead; the module's configuration check (so `gannet -t` too) an
+# out-of-range sample interval, at its line. Run in a prefix of their own:
+# the [emerg] lines stay out of the main error log.
+my $removed = 'unknown directive "status_allow" (removed: use the core '
+              . '"allow" and "deny" in the location';
 my @bad = (
-    [ 'status_allow "127.0.0.1 bogus";',
-      qr/\[emerg\].*status: invalid address "bogus" in status_allow/ ],
+    [ 'status_allow "127.0.0.1 ::1";',
+      qr/\[emerg\] \Q$removed\E/, 'test' ],
     [ 'status_sample_interval 500ms;',
       qr/\[emerg\] "status_sample_interval" directive must be 0 \(off\) or (?#
          )from 1s to 1h, not 500 ms in \S+gannet\.conf:4$/m,

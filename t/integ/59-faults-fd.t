@@ -488,7 +488,8 @@ SKIP: {
                    // '');
         my @src = split /\n/, $src;
         my ($line) = grep {
-            $src[$_ - 1] =~ /^\s*n = gn_status_collect\(api, NULL, 0, &t\);/
+            $src[$_ - 1]
+                =~ /^\s*n = gn_status_collect\(api, NULL, 0, &t(?:, NULL)?\);/
         } 1 .. @src;
         skip 'the sampling line of mod_status.c was not found', 4
             unless $line;

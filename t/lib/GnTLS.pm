@@ -64,6 +64,24 @@ sub init
 }
 
 
+# For a test with an optional TLS part: true (and the certificates made)
+# when the server is built with GnuTLS, the clients exist and there are
+# certificates or certtool to make them; false otherwise, no skip.
+sub optional
+{
+    my ($t, @progs) = @_;
+    my ($rc, $out, $err) = $t->gannet('-V');
+    my $certs = $ENV{GN_CERTS};
+    my $have = defined $certs && $certs ne '' && -f "$certs/stamp";
+
+    return 0 unless $rc == 0 && ($out . $err) =~ /gnutls/i;
+    return 0 if grep { !defined GnTest::_which($_) } @progs;
+    return 0 unless $have || defined GnTest::_which('certtool');
+    certs();
+    return 1;
+}
+
+
 # The certificate directory (made on first use).
 sub certs
 {

@@ -228,6 +228,22 @@ sub skip_unless_bin
 }
 
 
+# Skips the test unless modules/NAME.so is built (GN_MODDIR, by default
+# the source tree's modules/.libs).
+sub skip_unless_module
+{
+    my ($self, $name) = @_;
+    my $top = $ENV{GN_SRCDIR} // File::Spec->rel2abs(dirname(__FILE__)
+                                                     . '/../..');
+
+    $ENV{GN_MODDIR} = "$top/modules/.libs"
+        if !defined $ENV{GN_MODDIR} || $ENV{GN_MODDIR} eq '';
+    Test::More::plan(skip_all => "no $ENV{GN_MODDIR}/$name.so")
+        unless -f "$ENV{GN_MODDIR}/$name.so";
+    return $self;
+}
+
+
 # ---- ports ---------------------------------------------------------------
 
 # Port number n (0..9) for this test: random in 20000-60000 outside the
