@@ -275,10 +275,13 @@ sub whole_window
         if $oldest;
     is(scalar(grep { $ts[$_] <= $ts[$_ - 1] } 1 .. $#ts), 0,
        "$what: timestamps increasing");
+    # (a busy machine, too, may let a period pass unsampled: a few may
+    # be missing, never more than the window)
     SKIP: {
         skip 'periods may pass unsampled under valgrind', 1
             if GnTest::valgrind();
-        is(scalar @h, 60, "$what: 60 samples");
+        ok(@h >= 56 && @h <= 60, "$what: a window of samples (" . @h
+           . " of 60)");
     }
 }
 
