@@ -556,6 +556,7 @@ gn_cycle_listen(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
 
     memset(lo, 0, sizeof(gn_listen_opt_t));
     lo->backlog = 511;
+    lo->deferred = -1;
 
     if (gn_listen_parse_addr(&value[1], lo, err, sizeof(err)) != GN_OK) {
         gn_conf_error(cf, "%s in \"listen\" directive", err);
@@ -574,8 +575,15 @@ gn_cycle_listen(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
             continue;
         }
 
-        if (gn_str_eq(&value[i], "deferred")) {
+        if (gn_str_eq(&value[i], "deferred")
+            || gn_str_eq(&value[i], "deferred=on"))
+        {
             lo->deferred = 1;
+            continue;
+        }
+
+        if (gn_str_eq(&value[i], "deferred=off")) {
+            lo->deferred = 0;
             continue;
         }
 
@@ -593,7 +601,7 @@ gn_cycle_listen(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
 
         gn_conf_error(cf, "invalid parameter \"%.*s\" in \"listen\" "
                       "directive, expected \"tls\", \"default_server\", "
-                      "\"deferred\" or \"backlog=N\"",
+                      "\"deferred\", \"deferred=off\" or \"backlog=N\"",
                       GN_STR_ARG(&value[i]));
         return GN_CONF_ERROR;
     }
@@ -993,6 +1001,7 @@ gn_cycle_merge_servers(gn_conf_t *cf, gn_cycle_t *cycle)
             }
             memset(lo, 0, sizeof(gn_listen_opt_t));
             lo->backlog = 511;
+            lo->deferred = -1;
             (void) gn_listen_parse_addr(&any, lo, err, sizeof(err));
         }
 

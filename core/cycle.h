@@ -111,7 +111,8 @@ typedef struct {
     gn_int_t                 backlog;
     gn_uint_t                default_server;
     gn_uint_t                tls;
-    gn_uint_t                deferred;   /* TCP_DEFER_ACCEPT */
+    gn_int_t                 deferred;   /* TCP_DEFER_ACCEPT: 1 deferred,
+                                            0 deferred=off, -1 unset (on) */
     gn_str_t                 text;       /* "127.0.0.1:8080" */
 } gn_listen_opt_t;
 
@@ -147,6 +148,8 @@ struct gn_listen_s {
     int                      fd;
     gn_int_t                 backlog;
     gn_uint_t                deferred;      /* TCP_DEFER_ACCEPT */
+    gn_uint_t                deferred_on;   /* a server said "deferred" */
+    gn_uint_t                deferred_off;  /* ... "deferred=off" */
     gn_array_t               servers;       /* of gn_srv_conf_t * */
     gn_srv_conf_t           *default_srv;
     gn_uint_t                tls;

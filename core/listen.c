@@ -208,7 +208,9 @@ gn_listen_build(gn_cycle_t *cycle, char *err, size_t errlen)
                 ls->socklen = lo[j].socklen;
                 ls->fd = -1;
                 ls->backlog = lo[j].backlog;
-                ls->deferred = 0;
+                ls->deferred = 1;                /* the default */
+                ls->deferred_on = 0;
+                ls->deferred_off = 0;
                 ls->default_srv = NULL;
                 ls->tls = 0;
                 if (gn_listen_text(ls, cycle->pool) == 0) {
@@ -228,7 +230,24 @@ gn_listen_build(gn_cycle_t *cycle, char *err, size_t errlen)
                 return GN_ERROR;
             }
             ls->tls = lo[j].tls;
-            ls->deferred |= lo[j].deferred;  /* any server may ask */
+
+            /* deferred by default; "deferred=off" from any server on the
+             * address turns it off (it wants silent connections at once),
+             * and "deferred" with "deferred=off" is a contradiction */
+            if ((lo[j].deferred == 0 && ls->deferred_on)
+                || (lo[j].deferred == 1 && ls->deferred_off))
+            {
+                snprintf(err, errlen, "%.*s is used with \"deferred\" and "
+                         "\"deferred=off\" in %.*s:%d", GN_STR_ARG(&ls->text),
+                         GN_STR_ARG(&psc[i]->file), (int) psc[i]->line);
+                return GN_ERROR;
+            }
+            if (lo[j].deferred == 0) {
+                ls->deferred = 0;
+                ls->deferred_off = 1;
+            } else if (lo[j].deferred == 1) {
+                ls->deferred_on = 1;
+            }
 
             if (lo[j].default_server) {
                 if (ls->default_srv != NULL && ls->default_srv != psc[i]) {

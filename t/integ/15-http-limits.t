@@ -45,8 +45,11 @@ types {
     text/plain  txt;
 }
 
+# (deferred=off: these tests count and time out connections that send
+# nothing, which the default TCP_DEFER_ACCEPT keeps in the kernel for a
+# second or more)
 server {
-    listen 127.0.0.1:%%PORT_0%%;
+    listen 127.0.0.1:%%PORT_0%% deferred=off;
     root html;
     client_header_timeout 2s;
     client_body_timeout 2s;

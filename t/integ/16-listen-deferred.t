@@ -1,12 +1,14 @@
 #!/usr/bin/perl
 
-# "listen ... deferred" (TCP_DEFER_ACCEPT): the kernel keeps a connection
+# "listen ... deferred" (TCP_DEFER_ACCEPT), the default (as H2O's and
+# Apache's; "deferred=off" turns it off): the kernel keeps a connection
 # that has sent nothing away from accept(), so the server side of a silent
-# connection stays in SYN_RECV (/proc/net/tcp state 03) where a plain
-# listener has it ESTABLISHED (01). A request on it is served; a silent one
-# reaches the server after the kernel's retries and is closed by
-# client_header_timeout; a reload turns the option on and off on a kept
-# socket; `gannet -t` names a misspelt parameter.
+# connection stays in SYN_RECV (/proc/net/tcp state 03) where a
+# "deferred=off" listener has it ESTABLISHED (01). A request on it is
+# served; a silent one reaches the server after the kernel's retries and
+# is closed by client_header_timeout; a reload turns the option on and off
+# on a kept socket; `gannet -t` names a misspelt parameter and refuses
+# "deferred" with "deferred=off" on one address.
 
 use strict;
 use warnings;
@@ -69,16 +71,16 @@ sub silent
     return ($s, $state);
 }
 
-conf('', 'deferred');
+conf('deferred=off', '');
 $t->write_file('html/index.html', "index\n");
 $t->run;
 
 my ($p0, $p1) = ($t->port(0), $t->port(1));
 
 my ($s0, $st0) = silent($p0);
-is($st0, '01', 'plain listener: a silent connection is ESTABLISHED');
+is($st0, '01', 'deferred=off: a silent connection is ESTABLISHED');
 my ($s1, $st1) = silent($p1);
-is($st1, '03', 'deferred listener: a silent connection waits in SYN_RECV');
+is($st1, '03', 'the default listener: a silent connection waits in SYN_RECV');
 
 # Data on the waiting connection completes the accept: it is served.
 my $buf = '';
@@ -115,7 +117,7 @@ close $s0;
 
 # ---- reload: the option moves to the other (kept) socket --------------------
 
-conf('deferred', '');
+conf('deferred', 'deferred=off');
 my $from = length $t->error_log;
 ok($t->signal('HUP'), 'SIGHUP');
 ok($t->wait_log(qr/reload complete, generation 2\b/, 10, undef, $from),
@@ -145,5 +147,20 @@ my ($rc, $out, $err) = $t->gannet('-t', '-c', $t->testdir . '/bad.conf');
 isnt($rc, 0, 'misspelt listen parameter: gannet -t fails');
 like($err, qr/invalid parameter "deferd".*"deferred".*bad\.conf:2/,
      'the error names the parameter, the choices, file and line');
+
+$t->write_file('both.conf', <<"EOF_BAD");
+server {
+    listen 127.0.0.1:$p0 deferred;
+}
+server {
+    listen 127.0.0.1:$p0 deferred=off;
+    server_name other;
+}
+EOF_BAD
+($rc, $out, $err) = $t->gannet('-t', '-c', $t->testdir . '/both.conf');
+isnt($rc, 0, 'deferred and deferred=off on one address: gannet -t fails');
+like($err, qr/127\.0\.0\.1:$p0 is used with "deferred" and "deferred=off" (?#
+              )in .*both\.conf:4/,
+     '... naming the address and the second server');
 
 $t->done;
