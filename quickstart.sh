@@ -89,7 +89,7 @@ include mime.types;
 load_module $build/plain/modules/.libs/mod_status.so;
 
 server {
-    listen 127.0.0.1:8080 deferred;
+    listen 127.0.0.1:8080;
     root html;
     access_log logs/access.log combined;
 
