@@ -174,10 +174,19 @@ typedef struct {
     void             *error_syslog;  /* gn_errlog_t of "error_log syslog:" */
 } gn_main_conf_t;
 
+/* The paths a configuration need not name (see gn_cycle_default_paths). */
+typedef struct {
+    const char       *pid;
+    const char       *error_log;
+    const char       *access_log;
+    const char       *root;
+} gn_cycle_paths_t;
+
 struct gn_cycle_s {
     gn_pool_t        *pool;
     gn_str_t          conf_file;   /* absolute */
     gn_str_t          prefix;      /* ends in '/' */
+    const gn_cycle_paths_t *paths; /* the defaults in force */
     gn_main_conf_t   *main;
     gn_loc_conf_t    *main_loc;
     gn_array_t        listening;   /* of gn_listen_t */
@@ -195,11 +204,16 @@ struct gn_cycle_s {
 extern gn_cycle_t  *gn_cycle;      /* the running cycle */
 
 /*
- * Parses conf_file (prefix for relative paths) into a new cycle and checks
- * it; opens nothing. Returns NULL with err filled (file:line message).
+ * Parses conf_file (prefix for relative paths; NULL: the installed prefix
+ * and the installed default paths) into a new cycle and checks it; opens
+ * nothing. Returns NULL with err filled (file:line message).
  */
 gn_cycle_t *gn_cycle_create(const char *conf_file, const char *prefix,
     char *err, size_t errlen);
+
+/* The default pid file, logs and root: the installed ones (with_prefix 0,
+ * absolute) or those of a tree given with -p (relative to it). */
+const gn_cycle_paths_t *gn_cycle_default_paths(gn_uint_t with_prefix);
 
 /*
  * Master only. Opens what the cycle needs -- listening sockets (taking
