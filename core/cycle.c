@@ -108,6 +108,9 @@ static const gn_conf_cmd_t  gn_cycle_commands[] = {
     { gn_string("max_connections"), GN_CONF_MAIN | GN_CONF_TAKE1,
       gn_conf_set_num_slot, GN_CONF_MAIN_CONF,
       gn_main_offset(max_connections), &gn_conf_num_min_1 },
+    { gn_string("rlimit_nofile"), GN_CONF_MAIN | GN_CONF_TAKE1,
+      gn_conf_set_num_slot, GN_CONF_MAIN_CONF,
+      gn_main_offset(rlimit_nofile), &gn_conf_num_min_1 },
     { gn_string("log_format"), GN_CONF_MAIN | GN_CONF_2MORE,
       gn_access_log_format_directive, GN_CONF_MAIN_CONF, 0, NULL },
     { gn_string("server"), GN_CONF_MAIN | GN_CONF_BLOCK | GN_CONF_NOARGS,
@@ -1292,6 +1295,7 @@ gn_cycle_init_conf(gn_cycle_t *cycle, gn_conf_t *cf, const char *conf_file,
     mc->tls_session_timeout = GN_CONF_UNSET_MSEC;
     mc->shutdown_timeout = GN_CONF_UNSET_MSEC;
     mc->max_connections = GN_CONF_UNSET;
+    mc->rlimit_nofile = GN_CONF_UNSET;
     mc->error_log_level = GN_LOG_NOTICE;
     cycle->main = mc;
 

@@ -165,6 +165,7 @@ typedef struct {
     gn_uint_t         error_log_level;
     gn_msec_t         shutdown_timeout;
     gn_int_t          max_connections;
+    gn_int_t          rlimit_nofile;  /* GN_CONF_UNSET: keep the limit */
     gn_array_t        servers;     /* of gn_srv_conf_t * */
     gn_array_t        log_formats; /* of gn_log_format_t * */
 

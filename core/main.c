@@ -420,6 +420,8 @@ gn_start(gn_cycle_t *cycle, const gn_options_t *o, const char *conf,
                      (int) pid);
     }
 
+    gn_master_rlimit(cycle);            /* while the master may raise it */
+
     if (gn_write_pid(pidfile) != GN_OK || gn_master_restrict(cycle) != GN_OK) {
         return 1;
     }
