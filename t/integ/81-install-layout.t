@@ -6,7 +6,9 @@
 # install made; the module directory holds modules, no libtool .la files,
 # and not the SPECweb99 kit; mod_example.c and the CGI README are in the
 # docs; the logrotate snippet is there; every load_module line of the
-# installed gannet.conf and docs names the real module directory.
+# installed gannet.conf and docs names the real module directory; the
+# systemd unit passes `systemd-analyze verify` and `systemd-analyze
+# security` rates its exposure 5.0 or less (it was 9.6, UNSAFE).
 #
 # Then the installed binary runs the minimal configuration
 # `server { listen PORT; }` with no -p, in a private mount namespace where
@@ -33,7 +35,7 @@ my $dest = $t->testdir . '/dest';
 
 # the installation directories, as make expands them
 my @vars = qw(prefix bindir sbindir pkglibdir docdir sysconfdir
-              localstatedir datadir);
+              localstatedir datadir mandir systemdunitdir);
 $t->write_file('dirs.mk', "gn-test-dirs:\n"
                . join('', map { "\t\@echo '$_=\$($_)'\n" } @vars));
 my ($rc, $out, $err) = $t->run_client(['make', '-s', '-C', $build,
@@ -103,6 +105,33 @@ for my $l (@lines) {
 ok(@lines >= 4, 'installed files show load_module lines');
 is(join('', @bad), '', 'each names the module directory (and an installed'
    . ' module if it is one of ours)');
+
+# ---- the systemd unit: valid, and hardened -------------------------------
+
+SKIP: {
+    skip('systemd-analyze not found', 3)
+        unless defined GnTest::_which('systemd-analyze');
+
+    # the installed unit with its paths moved into DESTDIR, so that
+    # verify finds the programs and (through MANPATH) the man pages
+    my $unit = $t->read_file("$dest$dir{systemdunitdir}/gannet.service");
+    ok(defined $unit, 'gannet.service installed');
+    $unit //= '';
+    $unit =~ s{(?<![\w/])\Q$dir{$_}\E(?=/)}{$dest$dir{$_}}g
+        for qw(sbindir sysconfdir localstatedir);
+    my $copy = $t->write_file('unit/gannet.service', $unit);
+    local $ENV{MANPATH} = "$dest$dir{mandir}";
+    ($rc, $out, $err) = $t->run_client(['systemd-analyze', 'verify', $copy],
+                                       timeout => 30);
+    is("$rc $out$err", '0 ', 'systemd-analyze verify: no complaint');
+    ($rc, $out, $err) = $t->run_client(['systemd-analyze', 'security',
+                                        '--offline=true', $copy],
+                                       timeout => 30);
+    my ($level) = "$out$err" =~ /Overall exposure level for \S+: ([\d.]+)/;
+    ok(defined $level && $level <= 5.0,
+       'systemd-analyze security: exposure ' . ($level // '?') . ' <= 5.0')
+        or diag($out, $err);
+}
 
 # ---- the installed binary, no -p, the minimal configuration -----------
 
