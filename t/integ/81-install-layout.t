@@ -139,6 +139,8 @@ SKIP: {
 SKIP: {
     my $why = $t->ulimit_skip;
     $why //= 'not root: cannot bind-mount the installed tree' if $> != 0;
+    $why //= 'under valgrind: the wrapper runs the installed binary as it is'
+        if GnTest::valgrind();
     $why //= 'unshare not found' unless defined GnTest::_which('unshare');
     $why //= "prefix $dir{prefix} does not exist: nothing to mount on"
         unless -d $dir{prefix};
