@@ -293,7 +293,8 @@ gn_master_restrict(gn_cycle_t *cycle)
 /*
  * rlimit_nofile: the descriptor limit the children inherit (nginx's
  * worker_rlimit_nofile), set in the master before they are forked. Root
- * raises the hard limit too; anyone else gets at most the hard limit.
+ * raises the hard limit too (needs CAP_SYS_RESOURCE; refused, it gets the
+ * hard limit); anyone else gets at most the hard limit.
  * Then a warning when what a child may hold at once -- its connections,
  * its open-file cache, the listeners and the log files and a few of its
  * own -- exceeds the limit it will have.
@@ -304,7 +305,7 @@ gn_master_rlimit(gn_cycle_t *cycle)
     struct rlimit     rl;
     gn_main_conf_t   *mc = cycle->main;
     gn_uint_t         files, need;
-    rlim_t            want;
+    rlim_t            want, hard;
 
     if (getrlimit(RLIMIT_NOFILE, &rl) == -1) {
         gn_log_error(GN_LOG_ALERT, &cycle->log, errno,
@@ -314,6 +315,7 @@ gn_master_rlimit(gn_cycle_t *cycle)
 
     if (mc->rlimit_nofile != GN_CONF_UNSET) {
         want = (rlim_t) mc->rlimit_nofile;
+        hard = rl.rlim_max;
         if (geteuid() == 0 && want > rl.rlim_max) {
             rl.rlim_max = want;
         } else if (want > rl.rlim_max) {
@@ -329,6 +331,11 @@ gn_master_rlimit(gn_cycle_t *cycle)
             gn_log_error(GN_LOG_ERR, &cycle->log, errno,
                          "setrlimit(RLIMIT_NOFILE, %lu) failed",
                          (unsigned long) want);
+            if (rl.rlim_max > hard) {       /* root without the capability */
+                rl.rlim_max = hard;
+                rl.rlim_cur = hard;
+                (void) setrlimit(RLIMIT_NOFILE, &rl);
+            }
         }
         (void) getrlimit(RLIMIT_NOFILE, &rl);
     }
