@@ -53,6 +53,39 @@ static char *gn_cycle_tls_session_cache(gn_conf_t *cf,
     const gn_conf_cmd_t *cmd, void *conf);
 
 
+/*
+ * The paths a configuration need not name. Without -p, those of the
+ * installed layout, the directories `make install` creates (and the shipped
+ * gannet.conf names); with -p PREFIX, a self-contained tree under PREFIX,
+ * as nginx lays it out (what the tests and a build-tree run use).
+ */
+static const gn_cycle_paths_t  gn_cycle_installed_paths = {
+    GN_LOCALSTATEDIR "/run/gannet.pid",
+    GN_LOCALSTATEDIR "/log/gannet/error.log",
+    GN_LOCALSTATEDIR "/log/gannet/access.log",
+    GN_DATADIR "/gannet/html"
+};
+
+static const gn_cycle_paths_t  gn_cycle_tree_paths = {
+    "logs/gannet.pid", "logs/error.log", "logs/access.log", "html"
+};
+
+
+const gn_cycle_paths_t *
+gn_cycle_default_paths(gn_uint_t with_prefix)
+{
+    return with_prefix ? &gn_cycle_tree_paths : &gn_cycle_installed_paths;
+}
+
+
+static void
+gn_cycle_default_path(gn_str_t *s, const char *path)
+{
+    s->len = strlen(path);
+    s->data = (u_char *) path;
+}
+
+
 #define GN_ALL   (GN_CONF_MAIN | GN_CONF_SRV | GN_CONF_LOC)
 #define gn_loc_offset(f)   offsetof(gn_loc_conf_t, f)
 #define gn_main_offset(f)  offsetof(gn_main_conf_t, f)
@@ -75,6 +108,9 @@ static const gn_conf_cmd_t  gn_cycle_commands[] = {
     { gn_string("max_connections"), GN_CONF_MAIN | GN_CONF_TAKE1,
       gn_conf_set_num_slot, GN_CONF_MAIN_CONF,
       gn_main_offset(max_connections), &gn_conf_num_min_1 },
+    { gn_string("rlimit_nofile"), GN_CONF_MAIN | GN_CONF_TAKE1,
+      gn_conf_set_num_slot, GN_CONF_MAIN_CONF,
+      gn_main_offset(rlimit_nofile), &gn_conf_num_min_1 },
     { gn_string("log_format"), GN_CONF_MAIN | GN_CONF_2MORE,
       gn_access_log_format_directive, GN_CONF_MAIN_CONF, 0, NULL },
     { gn_string("server"), GN_CONF_MAIN | GN_CONF_BLOCK | GN_CONF_NOARGS,
@@ -248,7 +284,7 @@ gn_loc_conf_merge(gn_conf_t *cf, gn_loc_conf_t *lc, gn_loc_conf_t *prev)
 {
     static gn_str_t   index_html = gn_string("index.html");
     gn_loc_conf_t     top;
-    gn_str_t          root = gn_string("html"), *s;
+    gn_str_t          root, *s;
 
     if (gn_module_loc_merge(cf, lc, prev) != GN_OK) {
         return GN_ERROR;
@@ -262,6 +298,8 @@ gn_loc_conf_merge(gn_conf_t *cf, gn_loc_conf_t *lc, gn_loc_conf_t *prev)
         gn_loc_conf_init(&top);
         gn_str_set(&top.default_type, "application/octet-stream");
         if (lc->root.data == NULL) {
+            gn_cycle_default_path(&root,
+                                  ((gn_cycle_t *) cf->data)->paths->root);
             if (gn_conf_full_name(cf, &root, 0) != GN_OK) {
                 return GN_ERROR;
             }
@@ -1266,10 +1304,15 @@ gn_cycle_init_conf(gn_cycle_t *cycle, gn_conf_t *cf, const char *conf_file,
     mc->tls_session_timeout = GN_CONF_UNSET_MSEC;
     mc->shutdown_timeout = GN_CONF_UNSET_MSEC;
     mc->max_connections = GN_CONF_UNSET;
+    mc->rlimit_nofile = GN_CONF_UNSET;
     mc->error_log_level = GN_LOG_NOTICE;
     cycle->main = mc;
 
-    /* prefix, with a trailing slash */
+    /* prefix, with a trailing slash; NULL: the installed one */
+    cycle->paths = gn_cycle_default_paths(prefix != NULL);
+    if (prefix == NULL) {
+        prefix = GN_PREFIX;
+    }
     len = strlen(prefix);
     cycle->prefix.data = gn_pnalloc(cycle->pool, len + 2);
     if (cycle->prefix.data == NULL) {
@@ -1350,7 +1393,7 @@ gn_cycle_find_pid(const char *conf_file, const char *prefix, char *out,
 {
     gn_cycle_t  *cycle;
     gn_conf_t    cf;
-    gn_str_t     pid = gn_string(GN_CYCLE_DEFAULT_PID);
+    gn_str_t     pid;
     gn_str_t     found = gn_null_string;
     gn_int_t     rc;
 
@@ -1368,6 +1411,7 @@ gn_cycle_find_pid(const char *conf_file, const char *prefix, char *out,
             cf.scan = gn_cycle_scan_pid;
             cf.scan_data = &found;
             (void) gn_conf_parse(&cf, (char *) cycle->conf_file.data);
+            gn_cycle_default_path(&pid, cycle->paths->pid);
             if (found.len > 0) {
                 pid = found;
             }
@@ -1383,6 +1427,48 @@ gn_cycle_find_pid(const char *conf_file, const char *prefix, char *out,
 }
 
 
+/*
+ * As nginx: without an access_log at the top level, the default one -- but
+ * only when some server uses it: a configuration whose every server says
+ * `access_log off` opens no default log file.
+ */
+static gn_int_t
+gn_cycle_default_access_log(gn_conf_t *cf, gn_cycle_t *cycle)
+{
+    char              dflt[PATH_MAX + 64];
+    int               n;
+    gn_uint_t         i, used;
+    gn_srv_conf_t   **srv;
+
+    if (cycle->main_loc->access_logs != NULL
+        || cycle->main_loc->access_log_off != GN_CONF_UNSET)
+    {
+        return GN_OK;
+    }
+
+    used = 0;
+    srv = cycle->main->servers.elts;
+    for (i = 0; i < cycle->main->servers.nelts; i++) {
+        if (srv[i]->loc->access_logs == NULL
+            && srv[i]->loc->access_log_off == GN_CONF_UNSET)
+        {
+            used = 1;
+        }
+    }
+    if (!used) {
+        return GN_OK;
+    }
+
+    n = snprintf(dflt, sizeof(dflt), "access_log \"%s\" combined;",
+                 cycle->paths->access_log);
+    if (n < 0 || (size_t) n >= sizeof(dflt)) {
+        return GN_ERROR;
+    }
+    return gn_conf_parse_string(cf, "(default)", (const u_char *) dflt,
+                                (size_t) n);
+}
+
+
 gn_cycle_t *
 gn_cycle_create(const char *conf_file, const char *prefix, char *err,
     size_t errlen)
@@ -1390,8 +1476,7 @@ gn_cycle_create(const char *conf_file, const char *prefix, char *err,
     gn_cycle_t      *cycle;
     gn_conf_t        cf;
     gn_main_conf_t  *mc;
-    gn_str_t         pid = gn_string(GN_CYCLE_DEFAULT_PID);
-    gn_str_t         elog = gn_string("logs/error.log");
+    gn_str_t         pid, elog;
     long             ncpu;
 
     cycle = NULL;
@@ -1424,18 +1509,9 @@ gn_cycle_create(const char *conf_file, const char *prefix, char *err,
 
     mc = cycle->main;
 
-    /* as nginx: without an access_log at the top level, logs/access.log */
-    if (cycle->main_loc->access_logs == NULL
-        && cycle->main_loc->access_log_off == GN_CONF_UNSET)
-    {
-        static const char  dflt[] = "access_log logs/access.log combined;";
-
-        if (gn_conf_parse_string(&cf, "(default)", (const u_char *) dflt,
-                                 sizeof(dflt) - 1) != GN_OK)
-        {
-            snprintf(err, errlen, "%s", cf.err);
-            goto failed;
-        }
+    if (gn_cycle_default_access_log(&cf, cycle) != GN_OK) {
+        snprintf(err, errlen, "%s", cf.err);
+        goto failed;
     }
 
     if (mc->servers.nelts == 0) {
@@ -1450,6 +1526,9 @@ gn_cycle_create(const char *conf_file, const char *prefix, char *err,
         snprintf(err, errlen, "%s", cf.err[0] ? cf.err : "out of memory");
         goto failed;
     }
+
+    gn_cycle_default_path(&pid, cycle->paths->pid);
+    gn_cycle_default_path(&elog, cycle->paths->error_log);
 
     /* the modules' own checks: under -t and at reload too */
     if (gn_module_check_confs(&cf, cycle) != GN_OK) {

@@ -168,6 +168,7 @@ typedef struct {
     gn_uint_t         error_log_level;
     gn_msec_t         shutdown_timeout;
     gn_int_t          max_connections;
+    gn_int_t          rlimit_nofile;  /* GN_CONF_UNSET: keep the limit */
     gn_array_t        servers;     /* of gn_srv_conf_t * */
     gn_array_t        log_formats; /* of gn_log_format_t * */
 
@@ -177,10 +178,19 @@ typedef struct {
     void             *error_syslog;  /* gn_errlog_t of "error_log syslog:" */
 } gn_main_conf_t;
 
+/* The paths a configuration need not name (see gn_cycle_default_paths). */
+typedef struct {
+    const char       *pid;
+    const char       *error_log;
+    const char       *access_log;
+    const char       *root;
+} gn_cycle_paths_t;
+
 struct gn_cycle_s {
     gn_pool_t        *pool;
     gn_str_t          conf_file;   /* absolute */
     gn_str_t          prefix;      /* ends in '/' */
+    const gn_cycle_paths_t *paths; /* the defaults in force */
     gn_main_conf_t   *main;
     gn_loc_conf_t    *main_loc;
     gn_array_t        listening;   /* of gn_listen_t */
@@ -198,18 +208,22 @@ struct gn_cycle_s {
 extern gn_cycle_t  *gn_cycle;      /* the running cycle */
 
 /*
- * Parses conf_file (prefix for relative paths) into a new cycle and checks
- * it; opens nothing. Returns NULL with err filled (file:line message).
+ * Parses conf_file (prefix for relative paths; NULL: the installed prefix
+ * and the installed default paths) into a new cycle and checks it; opens
+ * nothing. Returns NULL with err filled (file:line message).
  */
 /* The pid file of a configuration that does not load (gannet -s): its
  * main-level `pid` found by a scan that checks nothing (GN_OK), else
  * the default (GN_DECLINED), as an absolute path in out; GN_ERROR. */
-#define GN_CYCLE_DEFAULT_PID  "logs/gannet.pid"
 gn_int_t gn_cycle_find_pid(const char *conf_file, const char *prefix,
     char *out, size_t size);
 
 gn_cycle_t *gn_cycle_create(const char *conf_file, const char *prefix,
     char *err, size_t errlen);
+
+/* The default pid file, logs and root: the installed ones (with_prefix 0,
+ * absolute) or those of a tree given with -p (relative to it). */
+const gn_cycle_paths_t *gn_cycle_default_paths(gn_uint_t with_prefix);
 
 /*
  * Master only. Opens what the cycle needs -- listening sockets (taking

@@ -54,7 +54,9 @@ gn_usage(FILE *f)
         "              [-h]\n"
         "\n"
         "  -c FILE    configuration file (default: %s/gannet/gannet.conf)\n"
-        "  -p PREFIX  prefix for relative paths (default: %s)\n"
+        "  -p PREFIX  prefix for relative paths (default: %s); the default\n"
+        "             pid file, logs and root are then logs/gannet.pid,\n"
+        "             logs/error.log, logs/access.log and html under it\n"
         "  -f         stay in the foreground\n"
         "  -t         test the configuration and exit\n"
         "  -T         test the configuration, print it (includes too) and\n"
@@ -154,6 +156,8 @@ gn_dump_file(const char *name, const u_char *text, size_t len)
 static void
 gn_show_version(gn_uint_t full)
 {
+    const gn_cycle_paths_t  *dp;
+
     printf("gannet version: gannet/%s\n", PACKAGE_VERSION);
     if (!full) {
         return;
@@ -171,6 +175,9 @@ gn_show_version(gn_uint_t full)
            GN_ABI_MAJOR, GN_ABI_MINOR, GN_MODULE_ENTRY_NAME, GN_PKGLIBDIR);
     printf("configure arguments:%s%s\n", GN_CONFIGURE_ARGS[0] ? " " : "",
            GN_CONFIGURE_ARGS);
+    dp = gn_cycle_default_paths(0);
+    printf("default paths (without -p): pid %s, error log %s, access log %s,"
+           " root %s\n", dp->pid, dp->error_log, dp->access_log, dp->root);
 }
 
 
@@ -473,6 +480,8 @@ gn_start(gn_cycle_t *cycle, const gn_options_t *o, const char *conf,
                      (int) pid);
     }
 
+    gn_master_rlimit(cycle);            /* while the master may raise it */
+
     if (gn_write_pid(pidfile) != GN_OK || gn_master_restrict(cycle) != GN_OK) {
         return 1;
     }
@@ -493,7 +502,8 @@ gn_start(gn_cycle_t *cycle, const gn_options_t *o, const char *conf,
 
 
 /* copies of -c and -p: the process title later overwrites the argv
- * strings, and every reload reads these paths again */
+ * strings, and every reload reads these paths again; no -p: NULL, the
+ * installed layout (gn_cycle_create) */
 static char  *gn_conf_file;
 static char  *gn_prefix_path;
 
@@ -560,8 +570,8 @@ main(int argc, char **argv)
 
     gn_conf_file = strdup(o.conf ? o.conf
                                  : GN_SYSCONFDIR "/gannet/gannet.conf");
-    gn_prefix_path = strdup(o.prefix ? o.prefix : GN_PREFIX);
-    if (gn_conf_file == NULL || gn_prefix_path == NULL) {
+    gn_prefix_path = o.prefix ? strdup(o.prefix) : NULL;
+    if (gn_conf_file == NULL || (o.prefix != NULL && gn_prefix_path == NULL)) {
         gn_log_stderr(errno, "[emerg] strdup() failed");
         return 1;
     }

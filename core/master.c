@@ -6,6 +6,7 @@
 #include "gn_config.h"
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include "master.h"
@@ -21,6 +22,9 @@
 #define GN_RESPAWN_QUICK     1000     /* a child dying sooner is failing */
 #define GN_RESPAWN_MAX_DELAY 10000
 #define GN_STOP_KILL_AFTER   5000     /* after TERM, then SIGKILL */
+/* descriptors of a child besides connections, cached files, listeners
+ * and log files: stdio, epoll, the signal pipe, a CGI pipe or two */
+#define GN_MASTER_FD_RESERVED  16
 
 typedef enum {
     GN_MASTER_RUNNING = 0,
@@ -286,6 +290,73 @@ gn_master_restrict(gn_cycle_t *cycle)
 }
 
 
+/*
+ * rlimit_nofile: the descriptor limit the children inherit (nginx's
+ * worker_rlimit_nofile), set in the master before they are forked. Root
+ * raises the hard limit too (needs CAP_SYS_RESOURCE; refused, it gets the
+ * hard limit); anyone else gets at most the hard limit.
+ * Then a warning when what a child may hold at once -- its connections,
+ * its open-file cache, the listeners and the log files and a few of its
+ * own -- exceeds the limit it will have.
+ */
+void
+gn_master_rlimit(gn_cycle_t *cycle)
+{
+    struct rlimit     rl;
+    gn_main_conf_t   *mc = cycle->main;
+    gn_uint_t         files, need;
+    rlim_t            want, hard;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) == -1) {
+        gn_log_error(GN_LOG_ALERT, &cycle->log, errno,
+                     "getrlimit(RLIMIT_NOFILE) failed");
+        return;
+    }
+
+    if (mc->rlimit_nofile != GN_CONF_UNSET) {
+        want = (rlim_t) mc->rlimit_nofile;
+        hard = rl.rlim_max;
+        if (geteuid() == 0 && want > rl.rlim_max) {
+            rl.rlim_max = want;
+        } else if (want > rl.rlim_max) {
+            gn_log_error(GN_LOG_WARN, &cycle->log, 0, "rlimit_nofile %lu is "
+                         "above the hard limit %lu, which only root may "
+                         "raise: using %lu", (unsigned long) want,
+                         (unsigned long) rl.rlim_max,
+                         (unsigned long) rl.rlim_max);
+            want = rl.rlim_max;
+        }
+        rl.rlim_cur = want;
+        if (setrlimit(RLIMIT_NOFILE, &rl) == -1) {
+            gn_log_error(GN_LOG_ERR, &cycle->log, errno,
+                         "setrlimit(RLIMIT_NOFILE, %lu) failed",
+                         (unsigned long) want);
+            if (rl.rlim_max > hard) {       /* root without the capability */
+                rl.rlim_max = hard;
+                rl.rlim_cur = hard;
+                (void) setrlimit(RLIMIT_NOFILE, &rl);
+            }
+        }
+        (void) getrlimit(RLIMIT_NOFILE, &rl);
+    }
+
+    files = cycle->main_loc->file_cache
+            ? (gn_uint_t) cycle->main_loc->file_cache_entries : 0;
+    need = (gn_uint_t) mc->max_connections + files + cycle->listening.nelts
+           + cycle->open_files.nelts + GN_MASTER_FD_RESERVED;
+    if (rl.rlim_cur != RLIM_INFINITY && need > rl.rlim_cur) {
+        gn_log_error(GN_LOG_WARN, &cycle->log, 0, "max_connections %u + "
+                     "file_cache_entries %u + %u listeners + %u reserved = "
+                     "%u exceed the descriptor limit %lu of a child; raise "
+                     "rlimit_nofile", (unsigned) mc->max_connections,
+                     (unsigned) files, (unsigned) cycle->listening.nelts,
+                     (unsigned) (cycle->open_files.nelts
+                                 + GN_MASTER_FD_RESERVED),
+                     (unsigned) need, (unsigned long) rl.rlim_cur);
+    }
+}
+
+
 /* New children of a new generation, then the old ones drain: the
  * listening sockets are shared, so nothing is refused in between. */
 static void
@@ -436,6 +507,7 @@ gn_master_reload(void)
     gn_log_default.fd = cycle->log.fd;
     gn_log_default.level = cycle->log.level;
 
+    gn_master_rlimit(cycle);
     gn_master_replace_children(cycle);
 
     gn_cycle_release(old, cycle);

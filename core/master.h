@@ -18,6 +18,12 @@ void gn_master_block_signals(void);
  * when it started as root with `chroot` configured. Logs why not. */
 gn_int_t gn_master_check_chroot(gn_cycle_t *cycle, gn_log_t *log);
 
+/* Master, at start (before gn_master_restrict drops the capability to
+ * raise a hard limit) and at each reload, before forking children:
+ * applies rlimit_nofile and warns when a child's descriptors may exceed
+ * the limit it inherits. */
+void gn_master_rlimit(gn_cycle_t *cycle);
+
 /* Master, once everything is open and before the first fork: keeps only
  * the capabilities it still needs (caps.h), for good. */
 gn_int_t gn_master_restrict(gn_cycle_t *cycle);

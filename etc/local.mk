@@ -15,16 +15,19 @@ systemdunitdir = $(prefix)/lib/systemd/system
 
 sbin_SCRIPTS += %reldir%/gannetctl
 systemdunit_DATA = %reldir%/gannet.service
+logrotatedir = $(sysconfdir)/logrotate.d
 
 CLEANFILES += \
     %reldir%/gannetctl %reldir%/gannetctl.tmp \
     %reldir%/gannet.conf %reldir%/gannet.conf.tmp \
-    %reldir%/gannet.service %reldir%/gannet.service.tmp
+    %reldir%/gannet.service %reldir%/gannet.service.tmp \
+    %reldir%/gannet.logrotate %reldir%/gannet.logrotate.tmp
 
 EXTRA_DIST += \
     %reldir%/gannetctl.in \
     %reldir%/gannet.conf.in \
     %reldir%/gannet.service.in \
+    %reldir%/gannet.logrotate.in \
     %reldir%/mime.types \
     %reldir%/html/index.html
 
@@ -52,6 +55,11 @@ gn_etc_edit = $(SED) \
 	$(gn_etc_edit) $(srcdir)/%reldir%/gannet.service.in >$@.tmp && \
 	mv $@.tmp $@
 
+%reldir%/gannet.logrotate: %reldir%/gannet.logrotate.in Makefile
+	$(AM_V_GEN)$(MKDIR_P) %reldir% && rm -f $@ $@.tmp && \
+	$(gn_etc_edit) $(srcdir)/%reldir%/gannet.logrotate.in >$@.tmp && \
+	mv $@.tmp $@
+
 # gannet.conf, mime.types and index.html are the operator's once installed:
 # `make install` puts the shipped gannet.conf and mime.types in
 # $(gannetconfdir) as *.default every time, but the live files (and the
@@ -60,10 +68,12 @@ gn_etc_edit = $(SED) \
 install-data-hook: gn-etc-install-data
 uninstall-hook: gn-etc-uninstall-data
 
-gn-etc-install-data: %reldir%/gannet.conf
+gn-etc-install-data: %reldir%/gannet.conf %reldir%/gannet.logrotate
 	@$(NORMAL_INSTALL)
 	$(MKDIR_P) '$(DESTDIR)$(gannetconfdir)' '$(DESTDIR)$(gannethtmldir)' \
-	    '$(DESTDIR)$(gannetlogdir)' '$(DESTDIR)$(gannetrundir)'
+	    '$(DESTDIR)$(gannetlogdir)' '$(DESTDIR)$(gannetrundir)' \
+	    '$(DESTDIR)$(logrotatedir)'
+	$(INSTALL_DATA) %reldir%/gannet.logrotate '$(DESTDIR)$(logrotatedir)/gannet'
 	$(INSTALL_DATA) %reldir%/gannet.conf \
 	    '$(DESTDIR)$(gannetconfdir)/gannet.conf.default'
 	$(INSTALL_DATA) $(srcdir)/%reldir%/mime.types \
@@ -99,6 +109,8 @@ gn-etc-uninstall-data:
 	    '$(DESTDIR)$(gannethtmldir)/index.html'; \
 	echo " rm -f '$$d/gannet.conf.default' '$$d/mime.types.default'"; \
 	rm -f "$$d/gannet.conf.default" "$$d/mime.types.default"; \
+	echo " rm -f '$(DESTDIR)$(logrotatedir)/gannet'"; \
+	rm -f '$(DESTDIR)$(logrotatedir)/gannet'; \
 	for d in '$(DESTDIR)$(gannetconfdir)' '$(DESTDIR)$(gannethtmldir)' \
 	    '$(DESTDIR)$(datadir)/gannet' '$(DESTDIR)$(gannetlogdir)'; do \
 	    rmdir "$$d" 2>/dev/null || :; \

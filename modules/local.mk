@@ -1,17 +1,58 @@
 # Modules built with the tree. They compile against api/ only (no core/
 # header is on their include path), export exactly one symbol, and are
-# installed into $(pkglibdir).
+# installed into $(pkglibdir) as mod_NAME.so -- by the rule below, not by
+# automake's pkglib_LTLIBRARIES: libtool's own install puts a .la next to
+# each module (of no use to dlopen) and prints its lecture on
+# LD_LIBRARY_PATH and `libtool --finish`, which is about libraries that
+# programs link against, not modules.
+#
+# mod_specweb99 is built for the tests and the benchmark but installed
+# only by `make install-specweb99` (with gannet-specweb99): it is the
+# benchmark's, not what a server needs.
 
 GN_MOD_CPPFLAGS = -I$(top_srcdir)/api
 GN_MOD_CFLAGS = $(GN_CFLAGS) -fvisibility=hidden
-GN_MOD_LDFLAGS = -module -avoid-version -no-undefined \
+GN_MOD_LDFLAGS = -module -avoid-version -no-undefined -rpath $(pkglibdir) \
     -export-symbols-regex '^gn_module_'
 
-pkglib_LTLIBRARIES = \
+GN_MODULES = \
     %reldir%/mod_example.la \
     %reldir%/mod_status.la \
-    %reldir%/mod_cgi.la \
-    %reldir%/mod_specweb99.la
+    %reldir%/mod_cgi.la
+GN_MODULES_SPECWEB99 = %reldir%/mod_specweb99.la
+noinst_LTLIBRARIES += $(GN_MODULES) $(GN_MODULES_SPECWEB99)
+
+install-exec-local: gn-modules-install
+uninstall-local: gn-modules-uninstall
+
+# gn_mod_install MODULE.la ...: each as DESTDIR/pkglibdir/MODULE.so. The
+# shared object named by the .la (dlname, in libtool's .libs) is copied
+# as it is: a module links against no library of the tree, so nothing
+# needs relinking (and libtool's --no-warn does not silence the lecture).
+gn_mod_install = gn_mod_install () { \
+    $(MKDIR_P) '$(DESTDIR)$(pkglibdir)' || return 1; \
+    for m in "$$@"; do \
+        so=`$(SED) -n "s/^dlname='\\(.*\\)'$$/\\1/p" "$$m"`; \
+        test -n "$$so" || { echo "$$m: no dlname" >&2; return 1; }; \
+        echo " $(INSTALL) $(INSTALL_STRIP_FLAG) -m 755 `dirname $$m`/.libs/$$so '$(DESTDIR)$(pkglibdir)'"; \
+        $(INSTALL) $(INSTALL_STRIP_FLAG) -m 755 "`dirname $$m`/.libs/$$so" \
+            '$(DESTDIR)$(pkglibdir)' || return 1; \
+    done; \
+}
+
+gn-modules-install: $(GN_MODULES)
+	@$(NORMAL_INSTALL)
+	@$(gn_mod_install); gn_mod_install $(GN_MODULES)
+
+# make uninstall removes the SPECweb99 kit too, if it was installed
+gn-modules-uninstall:
+	@$(NORMAL_UNINSTALL)
+	@for m in $(GN_MODULES) $(GN_MODULES_SPECWEB99); do \
+	    f='$(DESTDIR)$(pkglibdir)/'`basename "$$m" .la`.so; \
+	    echo " rm -f '$$f'"; rm -f "$$f"; \
+	done
+
+.PHONY: gn-modules-install gn-modules-uninstall
 
 %canon_reldir%_mod_specweb99_la_SOURCES = %reldir%/specweb99/mod_specweb99.c
 %canon_reldir%_mod_specweb99_la_CPPFLAGS = $(GN_MOD_CPPFLAGS)

@@ -14,8 +14,9 @@
  *
  * and use it:
  *
- *     load_module modules/mod_example.so;         # main level only
- *     example_greeting "hello from example";      # main, server, location
+ *     load_module /usr/local/lib/gannet/mod_example.so;   # main level
+ *     example_greeting "hello from example";              # main, server,
+ *                                                         # location
  *
  *     server {
  *         listen 8080;

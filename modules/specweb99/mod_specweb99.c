@@ -2,7 +2,7 @@
  * mod_specweb99: the dynamic part of the SPECweb99-style workload
  * (issue 7; the workload is described in doc/specweb99.md).
  *
- *     load_module modules/mod_specweb99.so;
+ *     load_module /usr/local/lib/gannet/mod_specweb99.so;
  *
  *     location /specweb99 {
  *         handler specweb99;

@@ -305,6 +305,13 @@ my @bad_lines = (
     [ 'file-cache-entries', 1, [ 'file_cache_entries 0;' ],
       'invalid number "0" in "file_cache_entries" directive, it must be 1 or '
       . 'more', 3 ],
+    [ 'rlimit-zero', 1, [ 'rlimit_nofile 0;' ],
+      'invalid number "0" in "rlimit_nofile" directive, it must be 1 or '
+      . 'more', 3 ],
+    [ 'rlimit-negative', 1, [ 'rlimit_nofile -1;' ],
+      'invalid number "-1" in "rlimit_nofile" directive', 3 ],
+    [ 'rlimit-text', 1, [ 'rlimit_nofile lots;' ],
+      'invalid number "lots" in "rlimit_nofile" directive', 3 ],
 );
 bad_lines(@$_) for @bad_lines;
 
