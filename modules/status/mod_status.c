@@ -1,7 +1,7 @@
 /*
  * mod_status: the scoreboard as a page.
  *
- *     load_module modules/mod_status.so;
+ *     load_module /usr/local/lib/gannet/mod_status.so;
  *     location = /status {
  *         handler status;
  *         allow 127.0.0.1;            # the core access rules, as for
