@@ -28,15 +28,15 @@ static char *gn_access_user_file(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
 const gn_conf_cmd_t  gn_access_commands[] = {
 
     { gn_string("allow"), GN_CONF_ANY | GN_CONF_TAKE1,
-      gn_access_rule, GN_CONF_LOC_CONF, 0, NULL },
+      gn_access_rule, GN_CONF_LOC_CONF, 0, NULL, NULL },
     { gn_string("deny"), GN_CONF_ANY | GN_CONF_TAKE1,
-      gn_access_rule, GN_CONF_LOC_CONF, 0, NULL },
+      gn_access_rule, GN_CONF_LOC_CONF, 0, NULL, NULL },
     { gn_string("satisfy"), GN_CONF_ANY | GN_CONF_TAKE1,
-      gn_access_satisfy, GN_CONF_LOC_CONF, 0, NULL },
+      gn_access_satisfy, GN_CONF_LOC_CONF, 0, NULL, NULL },
     { gn_string("auth_basic"), GN_CONF_ANY | GN_CONF_TAKE1,
-      gn_access_auth_basic, GN_CONF_LOC_CONF, 0, NULL },
+      gn_access_auth_basic, GN_CONF_LOC_CONF, 0, NULL, NULL },
     { gn_string("auth_basic_user_file"), GN_CONF_ANY | GN_CONF_TAKE1,
-      gn_access_user_file, GN_CONF_LOC_CONF, 0, NULL },
+      gn_access_user_file, GN_CONF_LOC_CONF, 0, NULL, NULL },
 
     gn_conf_null_cmd
 };

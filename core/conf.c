@@ -1121,6 +1121,134 @@ gn_conf_set_str_array_slot(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
 const gn_int_t  gn_conf_num_min_1 = 1;
 
 
+/* ---- plain slots ----------------------------------------------------------- */
+
+/* The bytes of a plain setter's slot, 0 for any other setter. The number
+ * slots' "unset" (GN_CONF_UNSET, _SIZE, _MSEC) is all bits set; the
+ * string slot's is a NULL data pointer. */
+static size_t
+gn_conf_plain_size(const gn_conf_cmd_t *cmd)
+{
+    if (cmd->set == gn_conf_set_flag_slot) {
+        return sizeof(gn_flag_t);
+    }
+    if (cmd->set == gn_conf_set_num_slot) {
+        return sizeof(gn_int_t);
+    }
+    if (cmd->set == gn_conf_set_size_slot) {
+        return sizeof(size_t);
+    }
+    if (cmd->set == gn_conf_set_msec_slot) {
+        return sizeof(gn_msec_t);
+    }
+    if (cmd->set == gn_conf_set_str_slot) {
+        return sizeof(gn_str_t);
+    }
+    return 0;
+}
+
+
+static gn_uint_t
+gn_conf_slot_unset(const gn_conf_cmd_t *cmd, const u_char *slot, size_t n)
+{
+    if (cmd->set == gn_conf_set_str_slot) {
+        return ((const gn_str_t *) slot)->data == NULL;
+    }
+    while (n-- > 0) {
+        if (slot[n] != 0xff) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+
+void
+gn_conf_init_slots(const gn_conf_cmd_t *cmds, gn_uint_t which, void *conf)
+{
+    const gn_conf_cmd_t  *c;
+    size_t                n;
+
+    for (c = cmds; c->name.len != 0; c++) {
+        n = gn_conf_plain_size(c);
+        if (n == 0 || c->conf != which) {
+            continue;
+        }
+        if (c->set == gn_conf_set_str_slot) {
+            memset((u_char *) conf + c->offset, 0, n);
+        } else {
+            memset((u_char *) conf + c->offset, 0xff, n);
+        }
+    }
+}
+
+
+gn_int_t
+gn_conf_merge_slots(gn_conf_t *cf, const gn_conf_cmd_t *cmds,
+    gn_uint_t which, void *conf, const void *prev)
+{
+    const gn_conf_cmd_t  *c;
+    gn_str_t             *args;
+    u_char               *slot;
+    size_t                n;
+    gn_uint_t             nelts;
+    char                 *rv, why[512];
+
+    for (c = cmds; c->name.len != 0; c++) {
+        n = gn_conf_plain_size(c);
+        if (n == 0 || c->conf != which) {
+            continue;
+        }
+
+        slot = (u_char *) conf + c->offset;
+        if (!gn_conf_slot_unset(c, slot, n)) {
+            continue;
+        }
+
+        if (prev != NULL
+            && !gn_conf_slot_unset(c, (const u_char *) prev + c->offset, n))
+        {
+            memcpy(slot, (const u_char *) prev + c->offset, n);
+            continue;
+        }
+
+        if (c->dflt == NULL) {
+            continue;
+        }
+
+        /* the default, through the row's setter as if it were written */
+        nelts = cf->args->nelts;
+        cf->args->nelts = 0;
+        if (gn_array_push(cf->args) == NULL
+            || gn_array_push(cf->args) == NULL)
+        {
+            cf->args->nelts = nelts;
+            gn_conf_error(cf, "out of memory");
+            return GN_ERROR;
+        }
+        args = cf->args->elts;
+        args[0] = c->name;
+        args[1].data = (u_char *) c->dflt;
+        args[1].len = strlen(c->dflt);
+
+        why[0] = '\0';
+        rv = c->set(cf, c, conf);
+        cf->args->nelts = nelts;
+
+        if (rv != GN_CONF_OK) {
+            snprintf(why, sizeof(why), "%.400s", rv == GN_CONF_ERROR
+                                                 ? cf->err : rv);
+            snprintf(cf->err, sizeof(cf->err), "bad default \"%s\" of the "
+                     "\"%.*s\" directive: %s", c->dflt, GN_STR_ARG(&c->name),
+                     why);
+            return GN_ERROR;
+        }
+    }
+
+    return GN_OK;
+}
+
+
 char *
 gn_conf_set_num_slot(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
 {

@@ -97,9 +97,11 @@ struct gn_conf_cmd_s {
     gn_uint_t        conf;      /* GN_CONF_MAIN_CONF, _SRV_CONF, _LOC_CONF */
     size_t           offset;    /* of the slot in that struct */
     const void      *post;      /* setter-specific (e.g. enum table) */
+    const char      *dflt;      /* a plain slot's default, as written in
+                                   a file (gn_conf_merge_slots); NULL */
 };
 
-#define gn_conf_null_cmd  { gn_null_string, 0, NULL, 0, 0, NULL }
+#define gn_conf_null_cmd  { gn_null_string, 0, NULL, 0, 0, NULL, NULL }
 
 typedef struct {
     gn_str_t         name;
@@ -168,6 +170,22 @@ void gn_conf_error(gn_conf_t *cf, const char *fmt, ...) gn_printf(2, 3);
  * (conf_prefix when `conf_relative`). Returns GN_OK or GN_ERROR (memory). */
 gn_int_t gn_conf_full_name(gn_conf_t *cf, gn_str_t *name,
     gn_uint_t conf_relative);
+
+/*
+ * Plain slots: the rows of `cmds` for struct `which` (GN_CONF_*_CONF)
+ * whose setter is one of the flag, number, size, time or string setters
+ * below. gn_conf_init_slots marks each of them unset in conf;
+ * gn_conf_merge_slots gives each one still unset the value of `prev`
+ * (the enclosing level, already merged) or, at the top (prev NULL) or
+ * where prev has none either, the row's `dflt` parsed by the row's own
+ * setter as if it were written in the file (no dflt: it stays unset).
+ * So a plain directive is its row and the code that uses it. Returns
+ * GN_OK, or GN_ERROR with cf->err filled (a bad default).
+ */
+void gn_conf_init_slots(const gn_conf_cmd_t *cmds, gn_uint_t which,
+    void *conf);
+gn_int_t gn_conf_merge_slots(gn_conf_t *cf, const gn_conf_cmd_t *cmds,
+    gn_uint_t which, void *conf, const void *prev);
 
 /* Generic slot setters; `post` unused unless stated. The slot at
  * conf + cmd->offset must start "unset"; a second occurrence in the same

@@ -17,7 +17,7 @@
 #include "tls.h"
 #include "module.h"
 #include "rewrite.h"
-#include "access.h"
+#include "feature.h"
 
 
 gn_cycle_t  *gn_cycle;
@@ -90,139 +90,141 @@ gn_cycle_default_path(gn_str_t *s, const char *path)
 #define gn_loc_offset(f)   offsetof(gn_loc_conf_t, f)
 #define gn_main_offset(f)  offsetof(gn_main_conf_t, f)
 
-static const gn_conf_cmd_t  gn_cycle_commands[] = {
+const gn_conf_cmd_t  gn_cycle_commands[] = {
 
     { gn_string("children"), GN_CONF_MAIN | GN_CONF_TAKE1,
-      gn_cycle_children, GN_CONF_MAIN_CONF, 0, NULL },
+      gn_cycle_children, GN_CONF_MAIN_CONF, 0, NULL, NULL },
     { gn_string("user"), GN_CONF_MAIN | GN_CONF_TAKE12,
-      gn_cycle_user, GN_CONF_MAIN_CONF, 0, NULL },
+      gn_cycle_user, GN_CONF_MAIN_CONF, 0, NULL, NULL },
     { gn_string("pid"), GN_CONF_MAIN | GN_CONF_TAKE1,
-      gn_conf_set_path_slot, GN_CONF_MAIN_CONF, gn_main_offset(pid), NULL },
+      gn_conf_set_path_slot, GN_CONF_MAIN_CONF, gn_main_offset(pid), NULL,
+      NULL },
     { gn_string("chroot"), GN_CONF_MAIN | GN_CONF_TAKE1,
-      gn_cycle_chroot, GN_CONF_MAIN_CONF, gn_main_offset(chroot), NULL },
+      gn_cycle_chroot, GN_CONF_MAIN_CONF, gn_main_offset(chroot), NULL, NULL },
     { gn_string("error_log"), GN_CONF_MAIN | GN_CONF_SRV | GN_CONF_TAKE12,
-      gn_errlog_directive, GN_CONF_MAIN_CONF, 0, NULL },
+      gn_errlog_directive, GN_CONF_MAIN_CONF, 0, NULL, NULL },
     { gn_string("shutdown_timeout"), GN_CONF_MAIN | GN_CONF_TAKE1,
       gn_conf_set_msec_slot, GN_CONF_MAIN_CONF,
-      gn_main_offset(shutdown_timeout), NULL },
+      gn_main_offset(shutdown_timeout), NULL, NULL },
     { gn_string("max_connections"), GN_CONF_MAIN | GN_CONF_TAKE1,
       gn_conf_set_num_slot, GN_CONF_MAIN_CONF,
-      gn_main_offset(max_connections), &gn_conf_num_min_1 },
+      gn_main_offset(max_connections), &gn_conf_num_min_1, NULL },
     { gn_string("rlimit_nofile"), GN_CONF_MAIN | GN_CONF_TAKE1,
       gn_conf_set_num_slot, GN_CONF_MAIN_CONF,
-      gn_main_offset(rlimit_nofile), &gn_conf_num_min_1 },
+      gn_main_offset(rlimit_nofile), &gn_conf_num_min_1, NULL },
     { gn_string("log_format"), GN_CONF_MAIN | GN_CONF_2MORE,
-      gn_access_log_format_directive, GN_CONF_MAIN_CONF, 0, NULL },
+      gn_access_log_format_directive, GN_CONF_MAIN_CONF, 0, NULL, NULL },
     { gn_string("server"), GN_CONF_MAIN | GN_CONF_BLOCK | GN_CONF_NOARGS,
-      gn_cycle_server, GN_CONF_MAIN_CONF, 0, NULL },
+      gn_cycle_server, GN_CONF_MAIN_CONF, 0, NULL, NULL },
 
     { gn_string("listen"), GN_CONF_SRV | GN_CONF_1MORE,
-      gn_cycle_listen, GN_CONF_SRV_CONF, 0, NULL },
+      gn_cycle_listen, GN_CONF_SRV_CONF, 0, NULL, NULL },
     { gn_string("server_name"), GN_CONF_SRV | GN_CONF_1MORE,
-      gn_cycle_server_name, GN_CONF_SRV_CONF, 0, NULL },
+      gn_cycle_server_name, GN_CONF_SRV_CONF, 0, NULL, NULL },
     { gn_string("location"), GN_CONF_SRV | GN_CONF_BLOCK | GN_CONF_TAKE12,
-      gn_cycle_location, GN_CONF_SRV_CONF, 0, NULL },
+      gn_cycle_location, GN_CONF_SRV_CONF, 0, NULL, NULL },
 
     { gn_string("root"), GN_ALL | GN_CONF_TAKE1,
-      gn_cycle_root, GN_CONF_LOC_CONF, gn_loc_offset(root), NULL },
+      gn_cycle_root, GN_CONF_LOC_CONF, gn_loc_offset(root), NULL, NULL },
     { gn_string("index"), GN_ALL | GN_CONF_1MORE,
       gn_conf_set_str_array_slot, GN_CONF_LOC_CONF, gn_loc_offset(index),
-      NULL },
+      NULL, NULL },
     { gn_string("types"), GN_ALL | GN_CONF_BLOCK | GN_CONF_NOARGS,
-      gn_cycle_types, GN_CONF_LOC_CONF, 0, NULL },
+      gn_cycle_types, GN_CONF_LOC_CONF, 0, NULL, NULL },
     { gn_string("default_type"), GN_ALL | GN_CONF_TAKE1,
       gn_conf_set_str_slot, GN_CONF_LOC_CONF, gn_loc_offset(default_type),
-      NULL },
+      NULL, "application/octet-stream" },
     { gn_string("access_log"), GN_ALL | GN_CONF_1MORE,
-      gn_access_log_directive, GN_CONF_LOC_CONF, 0, NULL },
+      gn_access_log_directive, GN_CONF_LOC_CONF, 0, NULL, NULL },
     { gn_string("keepalive_timeout"), GN_ALL | GN_CONF_TAKE1,
       gn_conf_set_msec_slot, GN_CONF_LOC_CONF,
-      gn_loc_offset(keepalive_timeout), NULL },
+      gn_loc_offset(keepalive_timeout), NULL, "75s" },
     { gn_string("keepalive_requests"), GN_ALL | GN_CONF_TAKE1,
       gn_conf_set_num_slot, GN_CONF_LOC_CONF,
-      gn_loc_offset(keepalive_requests), NULL },
+      gn_loc_offset(keepalive_requests), NULL, "1000" },
     { gn_string("client_header_timeout"), GN_ALL | GN_CONF_TAKE1,
       gn_conf_set_msec_slot, GN_CONF_LOC_CONF,
-      gn_loc_offset(client_header_timeout), NULL },
+      gn_loc_offset(client_header_timeout), NULL, "60s" },
     { gn_string("client_body_timeout"), GN_ALL | GN_CONF_TAKE1,
       gn_conf_set_msec_slot, GN_CONF_LOC_CONF,
-      gn_loc_offset(client_body_timeout), NULL },
+      gn_loc_offset(client_body_timeout), NULL, "60s" },
     { gn_string("send_timeout"), GN_ALL | GN_CONF_TAKE1,
       gn_conf_set_msec_slot, GN_CONF_LOC_CONF, gn_loc_offset(send_timeout),
-      NULL },
+      NULL, "60s" },
     { gn_string("client_max_request_line"), GN_ALL | GN_CONF_TAKE1,
       gn_conf_set_size_slot, GN_CONF_LOC_CONF,
-      gn_loc_offset(client_max_request_line), NULL },
+      gn_loc_offset(client_max_request_line), NULL, "8k" },
     { gn_string("client_max_header_size"), GN_ALL | GN_CONF_TAKE1,
       gn_conf_set_size_slot, GN_CONF_LOC_CONF,
-      gn_loc_offset(client_max_header_size), NULL },
+      gn_loc_offset(client_max_header_size), NULL, "32k" },
     { gn_string("client_max_headers"), GN_ALL | GN_CONF_TAKE1,
       gn_conf_set_num_slot, GN_CONF_LOC_CONF,
-      gn_loc_offset(client_max_headers), &gn_conf_num_min_1 },
+      gn_loc_offset(client_max_headers), &gn_conf_num_min_1, "100" },
     { gn_string("client_max_body_size"), GN_ALL | GN_CONF_TAKE1,
       gn_conf_set_size_slot, GN_CONF_LOC_CONF,
-      gn_loc_offset(client_max_body_size), NULL },
+      gn_loc_offset(client_max_body_size), NULL, "1m" },
     { gn_string("sendfile"), GN_ALL | GN_CONF_FLAG,
       gn_conf_set_flag_slot, GN_CONF_LOC_CONF, gn_loc_offset(sendfile),
-      NULL },
+      NULL, "on" },
     { gn_string("server_tokens"), GN_ALL | GN_CONF_FLAG,
       gn_conf_set_flag_slot, GN_CONF_LOC_CONF, gn_loc_offset(server_tokens),
-      NULL },
+      NULL, "off" },
     { gn_string("etag"), GN_ALL | GN_CONF_FLAG,
-      gn_conf_set_flag_slot, GN_CONF_LOC_CONF, gn_loc_offset(etag), NULL },
+      gn_conf_set_flag_slot, GN_CONF_LOC_CONF, gn_loc_offset(etag), NULL,
+      "on" },
     { gn_string("last_modified"), GN_ALL | GN_CONF_FLAG,
       gn_conf_set_flag_slot, GN_CONF_LOC_CONF, gn_loc_offset(last_modified),
-      NULL },
+      NULL, "on" },
     { gn_string("max_ranges"), GN_ALL | GN_CONF_TAKE1,
       gn_conf_set_num_slot, GN_CONF_LOC_CONF, gn_loc_offset(max_ranges),
-      NULL },
+      NULL, "16" },
     { gn_string("sendfile_min_size"), GN_ALL | GN_CONF_TAKE1,
       gn_conf_set_size_slot, GN_CONF_LOC_CONF,
-      gn_loc_offset(sendfile_min_size), NULL },
+      gn_loc_offset(sendfile_min_size), NULL, "16k" },
     { gn_string("file_cache"), GN_ALL | GN_CONF_FLAG,
       gn_conf_set_flag_slot, GN_CONF_LOC_CONF, gn_loc_offset(file_cache),
-      NULL },
+      NULL, "on" },
     { gn_string("file_cache_valid"), GN_ALL | GN_CONF_TAKE1,
       gn_conf_set_msec_slot, GN_CONF_LOC_CONF,
-      gn_loc_offset(file_cache_valid), NULL },
+      gn_loc_offset(file_cache_valid), NULL, "2s" },
     { gn_string("file_cache_entries"), GN_CONF_MAIN | GN_CONF_TAKE1,
       gn_conf_set_num_slot, GN_CONF_LOC_CONF,
-      gn_loc_offset(file_cache_entries), &gn_conf_num_min_1 },
+      gn_loc_offset(file_cache_entries), &gn_conf_num_min_1, "1024" },
     { gn_string("symlinks_outside_root"), GN_ALL | GN_CONF_FLAG,
       gn_conf_set_flag_slot, GN_CONF_LOC_CONF,
-      gn_loc_offset(symlinks_outside_root), NULL },
+      gn_loc_offset(symlinks_outside_root), NULL, "off" },
     { gn_string("private_files"), GN_ALL | GN_CONF_FLAG,
       gn_conf_set_flag_slot, GN_CONF_LOC_CONF, gn_loc_offset(private_files),
-      NULL },
+      NULL, "off" },
     { gn_string("error_page"), GN_CONF_SRV | GN_CONF_LOC | GN_CONF_2MORE,
-      gn_cycle_error_page, GN_CONF_LOC_CONF, 0, NULL },
+      gn_cycle_error_page, GN_CONF_LOC_CONF, 0, NULL, NULL },
 
     { gn_string("tls_certificate"), GN_CONF_SRV | GN_CONF_TAKE1,
       gn_cycle_tls_file, GN_CONF_SRV_CONF,
-      offsetof(gn_srv_conf_t, tls_certs), NULL },
+      offsetof(gn_srv_conf_t, tls_certs), NULL, NULL },
     { gn_string("tls_certificate_key"), GN_CONF_SRV | GN_CONF_TAKE1,
       gn_cycle_tls_file, GN_CONF_SRV_CONF,
-      offsetof(gn_srv_conf_t, tls_keys), NULL },
+      offsetof(gn_srv_conf_t, tls_keys), NULL, NULL },
     { gn_string("tls_stapling_file"), GN_CONF_SRV | GN_CONF_TAKE1,
       gn_conf_set_path_slot, GN_CONF_SRV_CONF,
-      offsetof(gn_srv_conf_t, tls_stapling), NULL },
+      offsetof(gn_srv_conf_t, tls_stapling), NULL, NULL },
     { gn_string("tls_protocols"), GN_CONF_MAIN | GN_CONF_SRV | GN_CONF_1MORE,
-      gn_cycle_tls_protocols, GN_CONF_LOC_CONF, 0, NULL },
+      gn_cycle_tls_protocols, GN_CONF_LOC_CONF, 0, NULL, NULL },
     { gn_string("tls_priority"), GN_CONF_MAIN | GN_CONF_SRV | GN_CONF_TAKE1,
       gn_conf_set_str_slot, GN_CONF_LOC_CONF, gn_loc_offset(tls_priority),
-      NULL },
+      NULL, NULL },
     { gn_string("tls_session_tickets"),
       GN_CONF_MAIN | GN_CONF_SRV | GN_CONF_FLAG,
       gn_conf_set_flag_slot, GN_CONF_LOC_CONF,
-      gn_loc_offset(tls_session_tickets), NULL },
+      gn_loc_offset(tls_session_tickets), NULL, "on" },
     { gn_string("tls_session_cache"), GN_CONF_MAIN | GN_CONF_TAKE1,
-      gn_cycle_tls_session_cache, GN_CONF_MAIN_CONF, 0, NULL },
+      gn_cycle_tls_session_cache, GN_CONF_MAIN_CONF, 0, NULL, NULL },
     { gn_string("tls_session_timeout"), GN_CONF_MAIN | GN_CONF_TAKE1,
       gn_conf_set_msec_slot, GN_CONF_MAIN_CONF,
-      gn_main_offset(tls_session_timeout), NULL },
+      gn_main_offset(tls_session_timeout), NULL, NULL },
     { gn_string("tls_ticket_key_file"), GN_CONF_MAIN | GN_CONF_TAKE1,
       gn_conf_set_path_slot, GN_CONF_MAIN_CONF,
-      gn_main_offset(tls_ticket_key_file), NULL },
+      gn_main_offset(tls_ticket_key_file), NULL, NULL },
 
     gn_conf_null_cmd
 };
@@ -232,31 +234,33 @@ static const gn_conf_cmd_t  gn_cycle_commands[] = {
 static void
 gn_loc_conf_init(gn_loc_conf_t *lc)
 {
+    const gn_feature_t  *f;
+
     memset(lc, 0, sizeof(gn_loc_conf_t));
 
+    for (f = gn_features; f->name != NULL; f++) {
+        gn_conf_init_slots(f->commands, GN_CONF_LOC_CONF, lc);
+    }
+
+    /* (not plain slots) */
     lc->access_log_off = GN_CONF_UNSET;
-    lc->keepalive_timeout = GN_CONF_UNSET_MSEC;
-    lc->keepalive_requests = GN_CONF_UNSET;
-    lc->client_header_timeout = GN_CONF_UNSET_MSEC;
-    lc->client_body_timeout = GN_CONF_UNSET_MSEC;
-    lc->send_timeout = GN_CONF_UNSET_MSEC;
-    lc->client_max_request_line = GN_CONF_UNSET_SIZE;
-    lc->client_max_header_size = GN_CONF_UNSET_SIZE;
-    lc->client_max_headers = GN_CONF_UNSET;
-    lc->client_max_body_size = GN_CONF_UNSET_SIZE;
-    lc->sendfile = GN_CONF_UNSET;
-    lc->server_tokens = GN_CONF_UNSET;
-    lc->etag = GN_CONF_UNSET;
-    lc->last_modified = GN_CONF_UNSET;
-    lc->max_ranges = GN_CONF_UNSET;
-    lc->sendfile_min_size = GN_CONF_UNSET_SIZE;
-    lc->file_cache = GN_CONF_UNSET;
-    lc->file_cache_valid = GN_CONF_UNSET_MSEC;
-    lc->file_cache_entries = GN_CONF_UNSET;
-    lc->symlinks_outside_root = GN_CONF_UNSET;
-    lc->private_files = GN_CONF_UNSET;
     lc->tls_protocols = GN_CONF_UNSET_UINT;
-    lc->tls_session_tickets = GN_CONF_UNSET;
+}
+
+
+/* A new server or location level: each feature's part of it. */
+static gn_int_t
+gn_cycle_init_loc(gn_conf_t *cf, gn_loc_conf_t *lc)
+{
+    const gn_feature_t  *f;
+
+    for (f = gn_features; f->name != NULL; f++) {
+        if (f->init_loc != NULL && f->init_loc(cf, lc) != GN_OK) {
+            return GN_ERROR;
+        }
+    }
+
+    return GN_OK;
 }
 
 
@@ -282,21 +286,28 @@ gn_loc_conf_create(gn_pool_t *pool)
 static gn_int_t
 gn_loc_conf_merge(gn_conf_t *cf, gn_loc_conf_t *lc, gn_loc_conf_t *prev)
 {
-    static gn_str_t   index_html = gn_string("index.html");
-    gn_loc_conf_t     top;
-    gn_str_t          root, *s;
+    static gn_str_t      index_html = gn_string("index.html");
+    const gn_feature_t  *f;
+    gn_loc_conf_t        top;
+    gn_str_t             root, *s;
 
-    if (gn_module_loc_merge(cf, lc, prev) != GN_OK) {
-        return GN_ERROR;
+    /* every feature's plain slots (defaults from their rows), then each
+     * feature's own merge */
+    for (f = gn_features; f->name != NULL; f++) {
+        if (gn_conf_merge_slots(cf, f->commands, GN_CONF_LOC_CONF, lc, prev)
+            != GN_OK)
+        {
+            return GN_ERROR;
+        }
     }
-
-    if (gn_access_merge(cf, lc, prev) != GN_OK) {
-        return GN_ERROR;
+    for (f = gn_features; f->name != NULL; f++) {
+        if (f->merge_loc != NULL && f->merge_loc(cf, lc, prev) != GN_OK) {
+            return GN_ERROR;
+        }
     }
 
     if (prev == NULL) {
         gn_loc_conf_init(&top);
-        gn_str_set(&top.default_type, "application/octet-stream");
         if (lc->root.data == NULL) {
             gn_cycle_default_path(&root,
                                   ((gn_cycle_t *) cf->data)->paths->root);
@@ -330,47 +341,10 @@ gn_loc_conf_merge(gn_conf_t *cf, gn_loc_conf_t *lc, gn_loc_conf_t *prev)
         lc->types = prev->types;
     }
 
-    if (lc->default_type.data == NULL) {
-        lc->default_type = prev->default_type;
-    }
-
     if (lc->access_logs == NULL && lc->access_log_off == GN_CONF_UNSET) {
         lc->access_logs = prev->access_logs;
         lc->access_log_off = prev->access_log_off;
     }
-
-    gn_conf_merge_msec_value(lc->keepalive_timeout, prev->keepalive_timeout,
-                             75000);
-    gn_conf_merge_value(lc->keepalive_requests, prev->keepalive_requests,
-                        1000);
-    gn_conf_merge_msec_value(lc->client_header_timeout,
-                             prev->client_header_timeout, 60000);
-    gn_conf_merge_msec_value(lc->client_body_timeout,
-                             prev->client_body_timeout, 60000);
-    gn_conf_merge_msec_value(lc->send_timeout, prev->send_timeout, 60000);
-    gn_conf_merge_size_value(lc->client_max_request_line,
-                             prev->client_max_request_line, 8192);
-    gn_conf_merge_size_value(lc->client_max_header_size,
-                             prev->client_max_header_size, 32768);
-    gn_conf_merge_value(lc->client_max_headers, prev->client_max_headers,
-                        100);
-    gn_conf_merge_size_value(lc->client_max_body_size,
-                             prev->client_max_body_size, 1024 * 1024);
-    gn_conf_merge_value(lc->sendfile, prev->sendfile, 1);
-    gn_conf_merge_value(lc->server_tokens, prev->server_tokens, 0);
-    gn_conf_merge_value(lc->etag, prev->etag, 1);
-    gn_conf_merge_value(lc->last_modified, prev->last_modified, 1);
-    gn_conf_merge_value(lc->max_ranges, prev->max_ranges, 16);
-    gn_conf_merge_size_value(lc->sendfile_min_size, prev->sendfile_min_size,
-                             16384);
-    gn_conf_merge_value(lc->file_cache, prev->file_cache, 1);
-    gn_conf_merge_msec_value(lc->file_cache_valid, prev->file_cache_valid,
-                             2000);
-    gn_conf_merge_value(lc->file_cache_entries, prev->file_cache_entries,
-                        1024);
-    gn_conf_merge_value(lc->symlinks_outside_root,
-                        prev->symlinks_outside_root, 0);
-    gn_conf_merge_value(lc->private_files, prev->private_files, 0);
 
     if (lc->error_pages == NULL) {
         lc->error_pages = prev->error_pages;
@@ -381,11 +355,6 @@ gn_loc_conf_merge(gn_conf_t *cf, gn_loc_conf_t *lc, gn_loc_conf_t *prev)
                             ? prev->tls_protocols
                             : GN_TLS_PROTO_12 | GN_TLS_PROTO_13;
     }
-    if (lc->tls_priority.data == NULL) {
-        lc->tls_priority = prev->tls_priority;
-    }
-    gn_conf_merge_value(lc->tls_session_tickets, prev->tls_session_tickets,
-                        1);
 
     return GN_OK;
 }
@@ -467,7 +436,7 @@ gn_cycle_server(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
         return "failed (out of memory)";
     }
 
-    if (gn_module_loc_init(cf, lc) != GN_OK) {
+    if (gn_cycle_init_loc(cf, lc) != GN_OK) {
         return "failed (out of memory)";
     }
 
@@ -509,7 +478,7 @@ gn_cycle_location(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
     void            *saved_loc;
 
     lc = gn_loc_conf_create(cf->pool);
-    if (lc == NULL || gn_module_loc_init(cf, lc) != GN_OK) {
+    if (lc == NULL || gn_cycle_init_loc(cf, lc) != GN_OK) {
         return "failed (out of memory)";
     }
 
@@ -1278,10 +1247,12 @@ static gn_int_t
 gn_cycle_init_conf(gn_cycle_t *cycle, gn_conf_t *cf, const char *conf_file,
     const char *prefix)
 {
-    gn_main_conf_t  *mc;
-    gn_str_t         name;
-    size_t           len;
-    const char      *slash;
+    gn_main_conf_t      *mc;
+    gn_str_t             name;
+    size_t               len;
+    const char          *slash;
+    const gn_feature_t  *f;
+    gn_uint_t            n;
 
     mc = gn_pcalloc(cycle->pool, sizeof(gn_main_conf_t));
     cycle->main_loc = gn_loc_conf_create(cycle->pool);
@@ -1332,19 +1303,21 @@ gn_cycle_init_conf(gn_cycle_t *cycle, gn_conf_t *cf, const char *conf_file,
     cf->conf[GN_CONF_LOC_CONF] = cycle->main_loc;
     cf->data = cycle;
 
-    /* core directives, then each loaded module's (load_module adds) */
-    cycle->tables = gn_pcalloc(cycle->pool, 72 * sizeof(gn_conf_cmd_t *));
+    /* the features' directives, and room for those they add later (each
+     * loaded module's); NULL-terminated */
+    for (n = 1, f = gn_features; f->name != NULL; f++) {
+        n += 1 + f->extra_tables;
+    }
+    cycle->tables = gn_pcalloc(cycle->pool, n * sizeof(gn_conf_cmd_t *));
     if (cycle->tables == NULL
         || gn_array_init(&cycle->modules, cycle->pool, 4,
                          sizeof(void *)) != GN_OK)
     {
         return GN_ERROR;
     }
-    cycle->tables[0] = gn_cycle_commands;
-    cycle->tables[1] = gn_module_commands;
-    cycle->tables[2] = gn_rewrite_commands;
-    cycle->tables[3] = gn_access_commands;
-    cycle->ntables = 4;
+    for (f = gn_features; f->name != NULL; f++) {
+        cycle->tables[cycle->ntables++] = f->commands;
+    }
     cf->tables = cycle->tables;
 
     /* the configuration file itself, absolute */

@@ -218,6 +218,11 @@ extern gn_cycle_t  *gn_cycle;      /* the running cycle */
 gn_int_t gn_cycle_find_pid(const char *conf_file, const char *prefix,
     char *out, size_t size);
 
+/* The core's own directives (processes, servers, listeners, locations,
+ * files, limits and timeouts, TLS): the first entry of feature.c's
+ * registry, until the layering moves them to their features. */
+extern const gn_conf_cmd_t  gn_cycle_commands[];
+
 gn_cycle_t *gn_cycle_create(const char *conf_file, const char *prefix,
     char *err, size_t errlen);
 

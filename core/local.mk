@@ -11,6 +11,7 @@ noinst_LTLIBRARIES += %reldir%/libgncore.la
     %reldir%/log.c %reldir%/log.h \
     %reldir%/conf.c %reldir%/conf.h \
     %reldir%/cycle.c %reldir%/cycle.h \
+    %reldir%/feature.c %reldir%/feature.h \
     %reldir%/shm.c %reldir%/shm.h \
     %reldir%/scoreboard.c %reldir%/scoreboard.h \
     %reldir%/process.c %reldir%/process.h \

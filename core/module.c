@@ -19,7 +19,6 @@
 #include "str.h"
 
 
-#define GN_MAX_MODULES       64
 #define GN_MOD_MAX_DIRS      64           /* bits in gn_mod_conf_t.set */
 
 static char *gn_module_load(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
@@ -32,10 +31,10 @@ static char *gn_module_set(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
 const gn_conf_cmd_t  gn_module_commands[] = {
 
     { gn_string("load_module"), GN_CONF_MAIN | GN_CONF_TAKE1,
-      gn_module_load, GN_CONF_MAIN_CONF, 0, NULL },
+      gn_module_load, GN_CONF_MAIN_CONF, 0, NULL, NULL },
     { gn_string("handler"), GN_CONF_MAIN | GN_CONF_SRV | GN_CONF_LOC
                             | GN_CONF_1MORE,
-      gn_module_handler, GN_CONF_LOC_CONF, 0, NULL },
+      gn_module_handler, GN_CONF_LOC_CONF, 0, NULL, NULL },
 
     gn_conf_null_cmd
 };

@@ -44,6 +44,10 @@ typedef struct {
 } gn_mod_handler_t;
 
 
+/* load_module accepts this many modules (feature.c reserves the parser
+ * tables for their directives). */
+#define GN_MAX_MODULES       64
+
 /* The core directives this file adds (load_module, handler). */
 extern const gn_conf_cmd_t  gn_module_commands[];
 

@@ -62,9 +62,9 @@ static char *gn_rewrite_return(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
 const gn_conf_cmd_t  gn_rewrite_commands[] = {
 
     { gn_string("rewrite"), GN_CONF_SRV | GN_CONF_LOC | GN_CONF_TAKE23,
-      gn_rewrite_rewrite, GN_CONF_LOC_CONF, 0, NULL },
+      gn_rewrite_rewrite, GN_CONF_LOC_CONF, 0, NULL, NULL },
     { gn_string("return"), GN_CONF_SRV | GN_CONF_LOC | GN_CONF_TAKE12,
-      gn_rewrite_return, GN_CONF_LOC_CONF, 0, NULL },
+      gn_rewrite_return, GN_CONF_LOC_CONF, 0, NULL, NULL },
 
     gn_conf_null_cmd
 };

@@ -67,36 +67,36 @@ static const gn_conf_enum_t  t_levels[] = {
 static const gn_conf_cmd_t  t_main_cmds[] = {
     { gn_string("workers"), GN_CONF_MAIN | GN_CONF_TAKE1,
       gn_conf_set_num_slot, GN_CONF_MAIN_CONF,
-      offsetof(t_main_conf_t, workers), NULL },
+      offsetof(t_main_conf_t, workers), NULL, NULL },
     { gn_string("daemon"), GN_CONF_MAIN | GN_CONF_FLAG,
       gn_conf_set_flag_slot, GN_CONF_MAIN_CONF,
-      offsetof(t_main_conf_t, daemon), NULL },
+      offsetof(t_main_conf_t, daemon), NULL, NULL },
     { gn_string("pid"), GN_CONF_MAIN | GN_CONF_TAKE1,
       gn_conf_set_path_slot, GN_CONF_MAIN_CONF,
-      offsetof(t_main_conf_t, pid), NULL },
+      offsetof(t_main_conf_t, pid), NULL, NULL },
     { gn_string("user"), GN_CONF_MAIN | GN_CONF_TAKE1,
       gn_conf_set_str_slot, GN_CONF_MAIN_CONF,
-      offsetof(t_main_conf_t, user), NULL },
+      offsetof(t_main_conf_t, user), NULL, NULL },
     { gn_string("log_level"), GN_CONF_MAIN | GN_CONF_TAKE1,
       gn_conf_set_enum_slot, GN_CONF_MAIN_CONF,
-      offsetof(t_main_conf_t, level), t_levels },
+      offsetof(t_main_conf_t, level), t_levels, NULL },
     { gn_string("buffer_size"), GN_CONF_MAIN | GN_CONF_TAKE1,
       gn_conf_set_size_slot, GN_CONF_MAIN_CONF,
-      offsetof(t_main_conf_t, buffer_size), NULL },
+      offsetof(t_main_conf_t, buffer_size), NULL, NULL },
     { gn_string("timeout"), GN_CONF_MAIN | GN_CONF_TAKE1,
       gn_conf_set_msec_slot, GN_CONF_MAIN_CONF,
-      offsetof(t_main_conf_t, timeout), NULL },
+      offsetof(t_main_conf_t, timeout), NULL, NULL },
     { gn_string("env"), GN_CONF_MAIN | GN_CONF_1MORE,
       gn_conf_set_str_array_slot, GN_CONF_MAIN_CONF,
-      offsetof(t_main_conf_t, env), NULL },
+      offsetof(t_main_conf_t, env), NULL, NULL },
     { gn_string("server"), GN_CONF_MAIN | GN_CONF_BLOCK | GN_CONF_NOARGS,
-      t_server, GN_CONF_MAIN_CONF, 0, NULL },
+      t_server, GN_CONF_MAIN_CONF, 0, NULL, NULL },
     { gn_string("echo"), GN_CONF_ANY | GN_CONF_1MORE,
-      t_echo, GN_CONF_MAIN_CONF, 0, NULL },
+      t_echo, GN_CONF_MAIN_CONF, 0, NULL, NULL },
     { gn_string("fail"), GN_CONF_MAIN | GN_CONF_NOARGS,
-      t_fail, GN_CONF_MAIN_CONF, 0, NULL },
+      t_fail, GN_CONF_MAIN_CONF, 0, NULL, NULL },
     { gn_string("lazy"), GN_CONF_MAIN | GN_CONF_BLOCK,
-      t_lazy, GN_CONF_MAIN_CONF, 0, NULL },
+      t_lazy, GN_CONF_MAIN_CONF, 0, NULL, NULL },
     gn_conf_null_cmd
 };
 
@@ -105,33 +105,33 @@ static const gn_conf_cmd_t  t_main_cmds[] = {
 static const gn_conf_cmd_t  t_http_cmds[] = {
     { gn_string("listen"), GN_CONF_SRV | GN_CONF_1MORE,
       gn_conf_set_str_array_slot, GN_CONF_SRV_CONF,
-      offsetof(t_srv_conf_t, listen), NULL },
+      offsetof(t_srv_conf_t, listen), NULL, NULL },
     { gn_string("keepalive_timeout"), GN_CONF_SRV | GN_CONF_TAKE1,
       gn_conf_set_msec_slot, GN_CONF_SRV_CONF,
-      offsetof(t_srv_conf_t, keepalive), NULL },
+      offsetof(t_srv_conf_t, keepalive), NULL, NULL },
     { gn_string("client_max_body_size"), GN_CONF_SRV | GN_CONF_TAKE1,
       gn_conf_set_size_slot, GN_CONF_SRV_CONF,
-      offsetof(t_srv_conf_t, body_size), NULL },
+      offsetof(t_srv_conf_t, body_size), NULL, NULL },
     { gn_string("root"), GN_CONF_SRV | GN_CONF_LOC | GN_CONF_TAKE1,
       gn_conf_set_path_slot, GN_CONF_LOC_CONF,
-      offsetof(t_loc_conf_t, root), NULL },
+      offsetof(t_loc_conf_t, root), NULL, NULL },
     { gn_string("alias"), GN_CONF_LOC | GN_CONF_TAKE1,
       gn_conf_set_str_slot, GN_CONF_LOC_CONF,
-      offsetof(t_loc_conf_t, alias), NULL },
+      offsetof(t_loc_conf_t, alias), NULL, NULL },
     { gn_string("sendfile"), GN_CONF_SRV | GN_CONF_LOC | GN_CONF_FLAG,
       gn_conf_set_flag_slot, GN_CONF_LOC_CONF,
-      offsetof(t_loc_conf_t, sendfile), NULL },
+      offsetof(t_loc_conf_t, sendfile), NULL, NULL },
     { gn_string("index"), GN_CONF_SRV | GN_CONF_LOC | GN_CONF_1MORE,
       gn_conf_set_str_array_slot, GN_CONF_LOC_CONF,
-      offsetof(t_loc_conf_t, index), NULL },
+      offsetof(t_loc_conf_t, index), NULL, NULL },
     { gn_string("header"), GN_CONF_LOC | GN_CONF_TAKE2 | GN_CONF_TAKE3,
       gn_conf_set_str_array_slot, GN_CONF_LOC_CONF,
-      offsetof(t_loc_conf_t, header), NULL },
+      offsetof(t_loc_conf_t, header), NULL, NULL },
     { gn_string("location"), GN_CONF_SRV | GN_CONF_BLOCK | GN_CONF_TAKE1,
-      t_location, GN_CONF_SRV_CONF, 0, NULL },
+      t_location, GN_CONF_SRV_CONF, 0, NULL, NULL },
     { gn_string("types"),
       GN_CONF_SRV | GN_CONF_LOC | GN_CONF_BLOCK | GN_CONF_NOARGS,
-      t_types, GN_CONF_LOC_CONF, 0, NULL },
+      t_types, GN_CONF_LOC_CONF, 0, NULL, NULL },
     gn_conf_null_cmd
 };
 
@@ -702,6 +702,116 @@ test_setters(void)
 }
 
 
+/* ---- plain slots: defaults from the rows (gn_conf_*_slots) ------------- */
+
+typedef struct {
+    gn_flag_t    flag;
+    gn_int_t     num;
+    size_t       size;
+    gn_msec_t    msec;
+    gn_str_t     str;
+    gn_int_t     bare;          /* no default */
+    gn_int_t     other;         /* a row of another struct */
+    gn_array_t  *list;          /* not a plain slot */
+} t_plain_t;
+
+static const gn_conf_cmd_t  t_plain_cmds[] = {
+    { gn_string("p_flag"), GN_CONF_LOC | GN_CONF_FLAG, gn_conf_set_flag_slot,
+      GN_CONF_LOC_CONF, offsetof(t_plain_t, flag), NULL, "on" },
+    { gn_string("p_num"), GN_CONF_LOC | GN_CONF_TAKE1, gn_conf_set_num_slot,
+      GN_CONF_LOC_CONF, offsetof(t_plain_t, num), &gn_conf_num_min_1, "7" },
+    { gn_string("p_size"), GN_CONF_LOC | GN_CONF_TAKE1,
+      gn_conf_set_size_slot, GN_CONF_LOC_CONF, offsetof(t_plain_t, size),
+      NULL, "4k" },
+    { gn_string("p_msec"), GN_CONF_LOC | GN_CONF_TAKE1,
+      gn_conf_set_msec_slot, GN_CONF_LOC_CONF, offsetof(t_plain_t, msec),
+      NULL, "1m30s" },
+    { gn_string("p_str"), GN_CONF_LOC | GN_CONF_TAKE1, gn_conf_set_str_slot,
+      GN_CONF_LOC_CONF, offsetof(t_plain_t, str), NULL, "text/plain" },
+    { gn_string("p_bare"), GN_CONF_LOC | GN_CONF_TAKE1, gn_conf_set_num_slot,
+      GN_CONF_LOC_CONF, offsetof(t_plain_t, bare), NULL, NULL },
+    { gn_string("p_other"), GN_CONF_MAIN | GN_CONF_TAKE1,
+      gn_conf_set_num_slot, GN_CONF_MAIN_CONF, offsetof(t_plain_t, other),
+      NULL, "5" },
+    { gn_string("p_list"), GN_CONF_LOC | GN_CONF_1MORE,
+      gn_conf_set_str_array_slot, GN_CONF_LOC_CONF,
+      offsetof(t_plain_t, list), NULL, NULL },
+    gn_conf_null_cmd
+};
+
+static const gn_conf_cmd_t  t_bad_default_cmds[] = {
+    { gn_string("p_num"), GN_CONF_LOC | GN_CONF_TAKE1, gn_conf_set_num_slot,
+      GN_CONF_LOC_CONF, offsetof(t_plain_t, num), &gn_conf_num_min_1, "0" },
+    gn_conf_null_cmd
+};
+
+
+static void
+test_plain_slots(void)
+{
+    static const gn_conf_cmd_t  *plain_tables[] = { t_plain_cmds, NULL };
+    t_plain_t                    top, mid, in;
+    gn_int_t                     rc;
+
+    t_setup();
+    tcf.tables = plain_tables;
+
+    memset(&top, 0, sizeof(top));
+    top.other = 42;
+    gn_conf_init_slots(t_plain_cmds, GN_CONF_LOC_CONF, &top);
+    ok(top.flag == GN_CONF_UNSET && top.num == GN_CONF_UNSET
+       && top.size == GN_CONF_UNSET_SIZE && top.msec == GN_CONF_UNSET_MSEC
+       && top.str.data == NULL && top.bare == GN_CONF_UNSET,
+       "init_slots: every plain slot unset");
+    is_int(top.other, 42, "init_slots: a row of another struct untouched");
+    ok(top.list == NULL, "init_slots: a slot that is not plain untouched");
+
+    /* the top level: the rows' defaults, through their setters */
+    rc = gn_conf_merge_slots(&tcf, t_plain_cmds, GN_CONF_LOC_CONF, &top,
+                             NULL);
+    is_int(rc, GN_OK, "merge_slots at the top");
+    is_int(top.flag, 1, "default flag \"on\"");
+    is_int(top.num, 7, "default number");
+    is_int(top.size, 4096, "default size \"4k\"");
+    is_int(top.msec, 90000, "default time \"1m30s\"");
+    is_str(top.str.data, top.str.len, "text/plain", "default string");
+    is_int(top.bare, GN_CONF_UNSET, "no default: stays unset");
+    is_int(top.other, 42, "merge_slots: a row of another struct untouched");
+
+    /* a middle level sets two; an inner one sets one and inherits */
+    gn_conf_init_slots(t_plain_cmds, GN_CONF_LOC_CONF, &mid);
+    gn_conf_init_slots(t_plain_cmds, GN_CONF_LOC_CONF, &in);
+    mid.flag = 0;
+    mid.bare = 3;
+    in.num = 9;
+
+    rc = gn_conf_merge_slots(&tcf, t_plain_cmds, GN_CONF_LOC_CONF, &mid,
+                             &top);
+    rc |= gn_conf_merge_slots(&tcf, t_plain_cmds, GN_CONF_LOC_CONF, &in,
+                              &mid);
+    is_int(rc, GN_OK, "merge_slots down two levels");
+    is_int(in.flag, 0, "inherits the middle level's value, not the default");
+    is_int(in.bare, 3, "a slot without default inherits too");
+    is_int(in.num, 9, "its own value stays");
+    is_int(mid.num, 7, "the middle level inherited the top's default");
+    is_int(in.size, 4096, "inherited down from the top");
+    is_str(in.str.data, in.str.len, "text/plain", "string inherited");
+
+    /* a default its own setter refuses is a clear error */
+    gn_conf_init_slots(t_bad_default_cmds, GN_CONF_LOC_CONF, &top);
+    rc = gn_conf_merge_slots(&tcf, t_bad_default_cmds, GN_CONF_LOC_CONF,
+                             &top, NULL);
+    is_int(rc, GN_ERROR, "a bad default: GN_ERROR");
+    if (!ok(strstr(tcf.err, "bad default \"0\" of the \"p_num\" "
+                            "directive: invalid number \"0\" in \"p_num\" "
+                            "directive, it must be 1 or more") != NULL,
+            "a bad default: says which and why"))
+    {
+        diag("%s", tcf.err);
+    }
+}
+
+
 static void
 test_full_name(void)
 {
@@ -857,6 +967,7 @@ main(void)
     test_tokenizer();
     test_errors();
     test_setters();
+    test_plain_slots();
     test_full_name();
     test_include();
 

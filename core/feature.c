@@ -1,0 +1,28 @@
+/*
+ * The registry (feature.h). The order is the order in which the parser
+ * looks directives up: the first table that has a name allowed in the
+ * context wins.
+ */
+
+#include "gn_config.h"
+
+#include "feature.h"
+#include "module.h"
+#include "rewrite.h"
+#include "access.h"
+
+
+const gn_feature_t  gn_features[] = {
+
+    { "core", gn_cycle_commands, 0, NULL, NULL },
+
+    /* load_module, handler; each loaded module's directives */
+    { "modules", gn_module_commands, GN_MAX_MODULES, gn_module_loc_init,
+      gn_module_loc_merge },
+
+    { "rewrite", gn_rewrite_commands, 0, NULL, NULL },
+
+    { "access", gn_access_commands, 0, NULL, gn_access_merge },
+
+    { NULL, NULL, 0, NULL, NULL }
+};
