@@ -18,6 +18,7 @@
 #include "module.h"
 #include "rewrite.h"
 #include "feature.h"
+#include "lookup.h"
 
 
 gn_cycle_t  *gn_cycle;
@@ -718,14 +719,6 @@ gn_cycle_chroot(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
 }
 
 
-static int
-gn_mime_cmp(const void *a, const void *b)
-{
-    return gn_str_cmp(&((const gn_mime_t *) a)->ext,
-                      &((const gn_mime_t *) b)->ext);
-}
-
-
 static char *
 gn_cycle_type_line(gn_conf_t *cf, void *data)
 {
@@ -784,7 +777,7 @@ gn_cycle_types(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
         return GN_CONF_ERROR;
     }
 
-    qsort(lc->types->elts, lc->types->nelts, sizeof(gn_mime_t), gn_mime_cmp);
+    qsort(lc->types->elts, lc->types->nelts, sizeof(gn_mime_t), gn_lookup_mime_cmp);
 
     return GN_CONF_OK;
 }
@@ -1719,74 +1712,4 @@ gn_cycle_reopen_files(gn_cycle_t *cycle, uid_t owner)
         }
     }
     gn_access_log_files_opened(cycle);
-}
-
-
-gn_loc_conf_t *
-gn_cycle_find_location(gn_srv_conf_t *srv, const u_char *path, size_t len)
-{
-    gn_loc_conf_t  **plc, *lc;
-    gn_uint_t        i;
-
-    plc = srv->locations.elts;
-    for (i = 0; i < srv->locations.nelts; i++) {
-        lc = plc[i];
-
-        if (lc->exact) {
-            if (lc->name.len == len && memcmp(lc->name.data, path, len) == 0) {
-                return lc;
-            }
-            continue;
-        }
-
-        if (lc->name.len <= len
-            && memcmp(lc->name.data, path, lc->name.len) == 0)
-        {
-            return lc;
-        }
-    }
-
-    return srv->loc;
-}
-
-
-const gn_str_t *
-gn_cycle_mime_type(gn_loc_conf_t *lc, const u_char *name, size_t len)
-{
-    const u_char  *p, *dot;
-    u_char         ext[32];
-    gn_str_t       key;
-    gn_mime_t     *m, probe;
-    size_t         n;
-
-    dot = NULL;
-    for (p = name + len; p > name; p--) {
-        if (p[-1] == '.') {
-            dot = p;
-            break;
-        }
-        if (p[-1] == '/') {
-            break;
-        }
-    }
-
-    if (dot == NULL || lc->types == NULL) {
-        return &lc->default_type;
-    }
-
-    n = name + len - dot;
-    if (n == 0 || n > sizeof(ext)) {
-        return &lc->default_type;
-    }
-
-    (void) gn_strlow(ext, dot, n);
-
-    key.data = ext;
-    key.len = n;
-    probe.ext = key;
-
-    m = bsearch(&probe, lc->types->elts, lc->types->nelts, sizeof(gn_mime_t),
-                gn_mime_cmp);
-
-    return m ? &m->type : &lc->default_type;
 }

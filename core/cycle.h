@@ -256,12 +256,4 @@ gn_open_file_t *gn_cycle_open_file_add(gn_conf_t *cf, gn_str_t *name);
  * the chroot (the configuration checked that each one lies there). */
 void gn_cycle_chroot_paths(gn_cycle_t *cycle);
 
-/* Location lookup: exact match first, then the longest prefix. */
-gn_loc_conf_t *gn_cycle_find_location(gn_srv_conf_t *srv, const u_char *path,
-    size_t len);
-
-/* MIME type for a file name (by extension), or the location default. */
-const gn_str_t *gn_cycle_mime_type(gn_loc_conf_t *lc, const u_char *name,
-    size_t len);
-
 #endif /* GN_CORE_CYCLE_H_INCLUDED */

@@ -16,6 +16,7 @@
 #include <netinet/tcp.h>
 
 #include "http_request.h"
+#include "lookup.h"
 #include "http_response.h"
 #include "http_static.h"
 #include "access_log.h"
@@ -404,62 +405,6 @@ gn_http_request_host(gn_http_request_t *r)
 }
 
 
-/*
- * The server of listener ls that `name` (no port; a trailing dot is
- * ignored) names, or NULL: as nginx, an exact server_name first, else the
- * longest "*.example.com" that matches ("a.example.com", not
- * "example.com"); among equals, the first in the configuration. Names
- * compare without case. Host (HTTP) and SNI (TLS) both come here.
- */
-gn_srv_conf_t *
-gn_http_server_by_name(gn_listen_t *ls, const u_char *name, size_t len)
-{
-    gn_srv_conf_t  **psc, *wild;
-    gn_str_t        *names, *n;
-    gn_uint_t        i, j;
-    size_t           wlen;
-
-    if (len > 0 && name[len - 1] == '.') {
-        len--;
-    }
-    if (len == 0) {
-        return NULL;
-    }
-
-    psc = ls->servers.elts;
-    wild = NULL;
-    wlen = 0;
-
-    for (i = 0; i < ls->servers.nelts; i++) {
-        if (psc[i]->names == NULL) {
-            continue;
-        }
-        names = psc[i]->names->elts;
-
-        for (j = 0; j < psc[i]->names->nelts; j++) {
-            n = &names[j];
-
-            if (n->len > 1 && n->data[0] == '*' && n->data[1] == '.') {
-                if (len > n->len - 1 && n->len > wlen
-                    && gn_strncasecmp(name + len - (n->len - 1), n->data + 1,
-                                      n->len - 1) == 0)
-                {
-                    wild = psc[i];
-                    wlen = n->len;
-                }
-                continue;
-            }
-
-            if (n->len == len && gn_strncasecmp(n->data, name, len) == 0) {
-                return psc[i];
-            }
-        }
-    }
-
-    return wild;
-}
-
-
 /* The server for a request's Host, else the listener's default. */
 static gn_srv_conf_t *
 gn_http_find_server(gn_conn_t *c, const gn_str_t *host, gn_uint_t *matched)
@@ -473,7 +418,7 @@ gn_http_find_server(gn_conn_t *c, const gn_str_t *host, gn_uint_t *matched)
     }
 
     name = gn_http_host_name(host);
-    sc = gn_http_server_by_name(c->listen, name.data, name.len);
+    sc = gn_lookup_server(c->listen, name.data, name.len);
     if (sc == NULL) {
         return c->listen->default_srv;
     }

@@ -90,11 +90,6 @@ struct gn_http_request_s {
 };
 
 
-/* The server of ls that a Host or SNI name names, or NULL (http_request.c
- * says how names match). */
-gn_srv_conf_t *gn_http_server_by_name(gn_listen_t *ls, const u_char *name,
-    size_t len);
-
 
 /* $host, as nginx's (the access log, rewrite): the name the request
  * asked for without its port, else the server's first name, else "".

@@ -7,6 +7,7 @@
 
 #include "http_response.h"
 #include "http_static.h"
+#include "lookup.h"
 #include "timer.h"
 #include "str.h"
 
@@ -224,7 +225,7 @@ gn_http_error_page(gn_http_request_t *r, gn_uint_t status)
         return GN_DECLINED;
     }
 
-    r->content_type = *gn_cycle_mime_type(r->loc, ep[i].uri.data,
+    r->content_type = *gn_lookup_mime(r->loc, ep[i].uri.data,
                                           ep[i].uri.len);
     r->content_length = e->size;
 

@@ -13,6 +13,7 @@
 #include "http_static.h"
 #include "http_response.h"
 #include "http_cond.h"
+#include "lookup.h"
 #include "file_cache.h"
 #include "str.h"
 
@@ -182,7 +183,7 @@ gn_http_static_index(gn_http_request_t *r, int *err)
                     *err = 0;
                     return NULL;
                 }
-                r->content_type = *gn_cycle_mime_type(r->loc, names[i].data,
+                r->content_type = *gn_lookup_mime(r->loc, names[i].data,
                                                       names[i].len);
                 return e;
             }
@@ -413,7 +414,7 @@ gn_http_static_handler(gn_http_request_t *r)
             return gn_http_response_error(r, 403);
         }
 
-        r->content_type = *gn_cycle_mime_type(r->loc, r->uri.data,
+        r->content_type = *gn_lookup_mime(r->loc, r->uri.data,
                                               r->uri.len);
     }
 

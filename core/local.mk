@@ -12,6 +12,7 @@ noinst_LTLIBRARIES += %reldir%/libgncore.la
     %reldir%/conf.c %reldir%/conf.h \
     %reldir%/cycle.c %reldir%/cycle.h \
     %reldir%/feature.c %reldir%/feature.h \
+    %reldir%/lookup.c %reldir%/lookup.h \
     %reldir%/shm.c %reldir%/shm.h \
     %reldir%/scoreboard.c %reldir%/scoreboard.h \
     %reldir%/process.c %reldir%/process.h \

@@ -6,6 +6,7 @@
 
 #include "rewrite.h"
 #include "regex.h"
+#include "lookup.h"
 #include "http_response.h"
 #include "log.h"
 #include "str.h"
@@ -698,7 +699,7 @@ gn_rw_find_location(gn_http_request_t *r, gn_regex_caps_t **caps,
     const char        *err;
 
     *rc = GN_OK;
-    lc = gn_cycle_find_location(srv, r->uri.data, r->uri.len);
+    lc = gn_lookup_location(srv, r->uri.data, r->uri.len);
 
     if (lc->exact || (lc != srv->loc && lc->noregex)
         || srv->regex_locations.nelts == 0)

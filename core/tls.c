@@ -26,6 +26,7 @@
 
 #include "tls.h"
 #include "tls_scache.h"
+#include "lookup.h"
 #include "shm.h"
 #include "http_request.h"
 #include "scoreboard.h"
@@ -776,7 +777,7 @@ gn_tls_post_client_hello(gnutls_session_t session)
         == GNUTLS_E_SUCCESS && type == GNUTLS_NAME_DNS)
     {
         t->sni[len] = '\0';
-        sc = gn_http_server_by_name(c->listen, (u_char *) t->sni, len);
+        sc = gn_lookup_server(c->listen, (u_char *) t->sni, len);
         t->sni_srv = sc != NULL ? sc : dflt;
     } else {
         t->sni[0] = '\0';                  /* the default server's */

@@ -15,7 +15,7 @@
 
 #include "cycle.h"
 #include "listen.h"
-#include "http_request.h"
+#include "lookup.h"
 #include "../tap.h"
 
 
@@ -56,7 +56,7 @@ pick(gn_cycle_t *cycle, const char *name)
     gn_srv_conf_t  **psc = cycle->main->servers.elts, *s;
     gn_uint_t        i;
 
-    s = gn_http_server_by_name(&ls[0], (const u_char *) name, strlen(name));
+    s = gn_lookup_server(&ls[0], (const u_char *) name, strlen(name));
     for (i = 0; s != NULL && i < cycle->main->servers.nelts; i++) {
         if (psc[i] == s) {
             return (int) i;
@@ -76,7 +76,7 @@ loc(gn_cycle_t *cycle, const char *path)
     gn_loc_conf_t   *lc;
     static char      buf[64];
 
-    lc = gn_cycle_find_location(psc[3], (const u_char *) path, strlen(path));
+    lc = gn_lookup_location(psc[3], (const u_char *) path, strlen(path));
     if (lc == psc[3]->loc) {
         return "(server)";
     }
