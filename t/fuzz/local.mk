@@ -5,9 +5,9 @@
 # `make all` or `make check`: clang is needed only here.
 
 FUZZ_CC = clang
+# (AM_CPPFLAGS: the core's compiled-in paths, -DGN_PREFIX and the rest)
 FUZZ_CFLAGS = -fsanitize=fuzzer,address,undefined -g -O1 \
-    -I$(top_srcdir)/core -I$(top_srcdir)/api -I$(top_builddir) \
-    $(GNUTLS_CFLAGS) $(PCRE2_CFLAGS)
+    $(AM_CPPFLAGS) $(GNUTLS_CFLAGS) $(PCRE2_CFLAGS)
 FUZZ_LIBS = $(GNUTLS_LIBS) $(PCRE2_LIBS) $(LIBS) -lpthread
 
 FUZZ_PROGS = \
