@@ -156,7 +156,7 @@ TESTS += $(GN_UNIT_TESTS) $(GN_INTEG_TESTS) $(GN_ABI_TESTS)
 EXTRA_DIST += $(GN_INTEG_TESTS) %reldir%/lib/GnTest.pm %reldir%/lib/GnTLS.pm \
     %reldir%/lib/GnLoad.pm %reldir%/lib/tlsraw.py \
     %reldir%/README.md %reldir%/valgrind.supp \
-    %reldir%/mkcerts.sh
+    %reldir%/mkcerts.sh %reldir%/include-graph.pl
 
 # Test modules: built for the tests, never installed (-rpath /nowhere).
 GN_TMOD_LDFLAGS = -module -avoid-version -no-undefined -rpath /nowhere \
