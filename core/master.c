@@ -11,6 +11,7 @@
 
 #include "master.h"
 #include "process.h"
+#include "child.h"
 #include "scoreboard.h"
 #include "log.h"
 #include "listen.h"
@@ -113,7 +114,9 @@ gn_master_spawn_generation(gn_cycle_t *cycle)
             return;
         }
         gn_processes[slot].fails = 0;
-        if (gn_process_spawn(cycle, slot, gn_generation) == -1) {
+        if (gn_process_spawn(cycle, slot, gn_generation, gn_child_run)
+            == -1)
+        {
             gn_processes[slot].respawn_at = gn_process_msec() + 1000;
             gn_processes[slot].generation = gn_generation;
         }
@@ -252,7 +255,9 @@ gn_master_respawn_due(void)
             continue;
         }
 
-        if (gn_process_spawn(gn_cycle, i, gn_generation) == -1) {
+        if (gn_process_spawn(gn_cycle, i, gn_generation, gn_child_run)
+            == -1)
+        {
             gn_processes[i].respawn_at = now + 1000;
         }
     }

@@ -7,7 +7,6 @@
 #include <sys/prctl.h>
 
 #include "process.h"
-#include "child.h"
 #include "log.h"
 
 
@@ -70,7 +69,8 @@ gn_process_msec(void)
 
 
 pid_t
-gn_process_spawn(gn_cycle_t *cycle, gn_int_t slot, gn_uint_t generation)
+gn_process_spawn(gn_cycle_t *cycle, gn_int_t slot, gn_uint_t generation,
+    gn_process_main_pt run)
 {
     pid_t  pid;
 
@@ -90,7 +90,7 @@ gn_process_spawn(gn_cycle_t *cycle, gn_int_t slot, gn_uint_t generation)
     }
 
     if (pid == 0) {
-        gn_child_run(cycle, slot, generation);       /* never returns */
+        run(cycle, slot, generation);                /* never returns */
     }
 
     gn_sb->slots[slot].pid = pid;

@@ -24,9 +24,14 @@ typedef struct {
 /* Indexed by scoreboard slot. Master only. */
 extern gn_process_t  gn_processes[GN_SB_SLOTS];
 
-/* Master: forks a child into `slot`. Returns its pid, or -1 (logged). */
-pid_t gn_process_spawn(gn_cycle_t *cycle, gn_int_t slot,
+/* What a forked child runs (gn_child_run); it does not return. */
+typedef void (*gn_process_main_pt)(gn_cycle_t *cycle, gn_int_t slot,
     gn_uint_t generation);
+
+/* Master: forks a child into `slot` that runs `run`. Returns its pid, or
+ * -1 (logged). */
+pid_t gn_process_spawn(gn_cycle_t *cycle, gn_int_t slot,
+    gn_uint_t generation, gn_process_main_pt run);
 
 /* Remembers argv so the process title can be rewritten later. */
 void gn_process_title_init(int argc, char **argv);

@@ -6,7 +6,7 @@
 # "B.h".  Prints every strongly connected component of more than one unit
 # (an include cycle) and exits 1 if there is one, 0 if the graph is a DAG.
 #
-# Not yet a test: on 2026-12-02 core/ has a cycle of 17 units around
+# Not yet a test: on 2026-12-02 core/ has one cycle, of 17 units around
 # cycle.c, which includes every feature's header (the layering of issue
 # 19 removes it; a unit that depends on cycle.h's configuration types
 # joins the cycle until then).  Once it prints nothing, it goes into
