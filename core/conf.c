@@ -1121,7 +1121,7 @@ gn_conf_set_str_array_slot(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
 const gn_int_t  gn_conf_num_min_1 = 1;
 
 
-/* ---- plain slots ----------------------------------------------------------- */
+/* ---- plain slots ------------------------------------------------------ */
 
 /* The bytes of a plain setter's slot, 0 for any other setter. The number
  * slots' "unset" (GN_CONF_UNSET, _SIZE, _MSEC) is all bits set; the

@@ -164,38 +164,8 @@ const gn_conf_cmd_t  gn_cycle_commands[] = {
     { gn_string("client_max_body_size"), GN_ALL | GN_CONF_TAKE1,
       gn_conf_set_size_slot, GN_CONF_LOC_CONF,
       gn_loc_offset(client_max_body_size), NULL, "1m" },
-    { gn_string("sendfile"), GN_ALL | GN_CONF_FLAG,
-      gn_conf_set_flag_slot, GN_CONF_LOC_CONF, gn_loc_offset(sendfile),
-      NULL, "on" },
     { gn_string("server_tokens"), GN_ALL | GN_CONF_FLAG,
       gn_conf_set_flag_slot, GN_CONF_LOC_CONF, gn_loc_offset(server_tokens),
-      NULL, "off" },
-    { gn_string("etag"), GN_ALL | GN_CONF_FLAG,
-      gn_conf_set_flag_slot, GN_CONF_LOC_CONF, gn_loc_offset(etag), NULL,
-      "on" },
-    { gn_string("last_modified"), GN_ALL | GN_CONF_FLAG,
-      gn_conf_set_flag_slot, GN_CONF_LOC_CONF, gn_loc_offset(last_modified),
-      NULL, "on" },
-    { gn_string("max_ranges"), GN_ALL | GN_CONF_TAKE1,
-      gn_conf_set_num_slot, GN_CONF_LOC_CONF, gn_loc_offset(max_ranges),
-      NULL, "16" },
-    { gn_string("sendfile_min_size"), GN_ALL | GN_CONF_TAKE1,
-      gn_conf_set_size_slot, GN_CONF_LOC_CONF,
-      gn_loc_offset(sendfile_min_size), NULL, "16k" },
-    { gn_string("file_cache"), GN_ALL | GN_CONF_FLAG,
-      gn_conf_set_flag_slot, GN_CONF_LOC_CONF, gn_loc_offset(file_cache),
-      NULL, "on" },
-    { gn_string("file_cache_valid"), GN_ALL | GN_CONF_TAKE1,
-      gn_conf_set_msec_slot, GN_CONF_LOC_CONF,
-      gn_loc_offset(file_cache_valid), NULL, "2s" },
-    { gn_string("file_cache_entries"), GN_CONF_MAIN | GN_CONF_TAKE1,
-      gn_conf_set_num_slot, GN_CONF_LOC_CONF,
-      gn_loc_offset(file_cache_entries), &gn_conf_num_min_1, "1024" },
-    { gn_string("symlinks_outside_root"), GN_ALL | GN_CONF_FLAG,
-      gn_conf_set_flag_slot, GN_CONF_LOC_CONF,
-      gn_loc_offset(symlinks_outside_root), NULL, "off" },
-    { gn_string("private_files"), GN_ALL | GN_CONF_FLAG,
-      gn_conf_set_flag_slot, GN_CONF_LOC_CONF, gn_loc_offset(private_files),
       NULL, "off" },
     { gn_string("error_page"), GN_CONF_SRV | GN_CONF_LOC | GN_CONF_2MORE,
       gn_cycle_error_page, GN_CONF_LOC_CONF, 0, NULL, NULL },
@@ -777,7 +747,8 @@ gn_cycle_types(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
         return GN_CONF_ERROR;
     }
 
-    qsort(lc->types->elts, lc->types->nelts, sizeof(gn_mime_t), gn_lookup_mime_cmp);
+    qsort(lc->types->elts, lc->types->nelts, sizeof(gn_mime_t),
+          gn_lookup_mime_cmp);
 
     return GN_CONF_OK;
 }

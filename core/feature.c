@@ -10,11 +10,15 @@
 #include "module.h"
 #include "rewrite.h"
 #include "access.h"
+#include "http_static.h"
 
 
 const gn_feature_t  gn_features[] = {
 
     { "core", gn_cycle_commands, 0, NULL, NULL },
+
+    /* static files and the open-file cache */
+    { "static", gn_http_static_commands, 0, NULL, NULL },
 
     /* load_module, handler; each loaded module's directives */
     { "modules", gn_module_commands, GN_MAX_MODULES, gn_module_loc_init,

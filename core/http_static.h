@@ -11,6 +11,10 @@
 #include "file_cache.h"
 
 
+/* sendfile, etag, last_modified, max_ranges, sendfile_min_size, the
+ * file_cache directives, symlinks_outside_root, private_files. */
+extern const gn_conf_cmd_t  gn_http_static_commands[];
+
 /* Sets up r's response (status, headers, body file or error page).
  * Returns GN_OK or GN_ERROR (internal failure: the caller answers 500). */
 gn_int_t gn_http_static_handler(gn_http_request_t *r);

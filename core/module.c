@@ -581,7 +581,7 @@ gn_module_loc_merge(gn_conf_t *cf, gn_loc_conf_t *lc, gn_loc_conf_t *prev)
 }
 
 
-/* ---- check_conf (ABI 1.2) ------------------------------------------------ */
+/* ---- check_conf (ABI 1.2) ---------------------------------------------- */
 
 /* The check running now: api->conf_error reports against it. */
 static struct {
