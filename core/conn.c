@@ -7,7 +7,7 @@
  * (the last one to sleep), so after every GN_ACCEPT_REORDER accepts a
  * child deletes and re-adds the listener, which moves it to the back of
  * the wait queue (nginx's ngx_reorder_accept_events). Measured in
- * ../shared/TECH-NOTES.md section 7; tested in t/integ/50-prefork.t.
+ * doc/internals.md section 5; tested in t/integ/50-prefork.t.
  */
 
 #include "gn_config.h"

@@ -1,5 +1,5 @@
 /*
- * PCRE2 wrapper. ../shared/TECH-NOTES.md section 5: compiled code and JIT
+ * PCRE2 wrapper (doc/internals.md section 5): compiled code and JIT
  * machine code made in the master are inherited by fork and only read
  * by children; match data, the match context and the JIT stack are per
  * child. The library's default match limit (10,000,000) lets one request

@@ -18,7 +18,7 @@
 
 /* PCRE2's own default (10,000,000) lets one catastrophic pattern hold a
  * child for tens of milliseconds per request; 100,000 keeps it below a
- * millisecond (../shared/TECH-NOTES.md section 5). */
+ * millisecond (doc/internals.md section 5). */
 #define GN_REGEX_MATCH_LIMIT    100000
 
 typedef struct {

@@ -9,7 +9,7 @@
  * on readiness, SNI choosing the server block in the post-client-hello
  * callback, then record I/O through gn_tls_ops.
  *
- * Resumption (../shared/TECH-NOTES.md sections 0-2, 8): TLS 1.2 session
+ * Resumption (doc/internals.md section 5): TLS 1.2 session
  * IDs go to the shared cache through gnutls_db_set_{store,retrieve,
  * remove}_function; tickets (TLS 1.3 and 1.2) are encrypted with keys
  * GnuTLS derives from one master key made by the master before fork, so

@@ -5,7 +5,7 @@ dist_man_MANS += \
     %reldir%/gannet-logcat.1 \
     %reldir%/gannet.conf.5
 
-dist_doc_DATA += %reldir%/binary-log.md
+dist_doc_DATA += %reldir%/binary-log.md %reldir%/internals.md
 
 # The module writer's guide, the module template it tells you to copy
 # (mod_example.c), the CGI module's README (README.cgi) and the SPECweb99

@@ -1,6 +1,6 @@
 #!/bin/sh
 #
-# t/abi-check.sh - the module ABI gate (GUIDE rule 19, TECH-NOTES 6).
+# t/abi-check.sh - the module ABI gate (doc/modules.md section 8).
 #
 # Builds the reference module t/modules/mod_t_abiref.c with -g twice,
 # against the previous release's headers (t/modules/abi-1.0, a copy of
