@@ -34,7 +34,8 @@ GN_UNIT_TESTS = \
     %reldir%/unit/test_htpasswd \
     %reldir%/unit/test_path \
     %reldir%/unit/test_binlog \
-    %reldir%/unit/test_scoreboard
+    %reldir%/unit/test_scoreboard \
+    %reldir%/unit/test_module
 
 GN_UNIT_CFLAGS = $(AM_CFLAGS) $(GNUTLS_CFLAGS) $(PCRE2_CFLAGS)
 GN_UNIT_LDADD = core/libgncore.la $(LIBS)
@@ -77,6 +78,9 @@ check_PROGRAMS += $(GN_UNIT_TESTS)
 %canon_reldir%_unit_test_binlog_SOURCES = %reldir%/unit/test_binlog.c %reldir%/tap.c %reldir%/tap.h
 %canon_reldir%_unit_test_binlog_CFLAGS = $(GN_UNIT_CFLAGS)
 %canon_reldir%_unit_test_binlog_LDADD = $(GN_UNIT_LDADD)
+%canon_reldir%_unit_test_module_SOURCES = %reldir%/unit/test_module.c %reldir%/tap.c %reldir%/tap.h
+%canon_reldir%_unit_test_module_CFLAGS = $(GN_UNIT_CFLAGS)
+%canon_reldir%_unit_test_module_LDADD = $(GN_UNIT_LDADD)
 
 GN_INTEG_TESTS = \
     %reldir%/integ/00-smoke.t \

@@ -1,11 +1,12 @@
 #!/usr/bin/perl
 
 # Modules: loading and the ABI checks. Each bad fixture (no entry symbol,
-# entry of another major, bad magic, newer major, newer minor, descriptor
-# too small, not a shared object, missing file, loaded twice) makes
-# `gannet -t` exit 1 with the exact [emerg] message and FILE:LINE, and a
-# start fail; the good modules load, export only their entry symbol, and
-# a module built against the 1.0 headers (mod_t_old) serves requests.
+# entry of another major, bad magic, newer major, a module that needs a
+# newer minor, descriptor too small, not a shared object, missing file,
+# loaded twice) makes `gannet -t` exit 1 with the exact [emerg] message
+# and FILE:LINE, and a start fail; the good modules load, export only
+# their entry symbol, and a module built against the 1.0 headers
+# (mod_t_old) serves requests.
 # `handler` with an unknown name and typed module directives are
 # configuration errors with FILE:LINE; directive values are parsed and
 # inherited main -> server -> location; init_master runs once in the
@@ -128,9 +129,11 @@ bad('abi2', load_conf("%%TMODDIR%%/mod_t_abi2.so"),
     qq{module "$tmoddir/mod_t_abi2.so" was built for ABI 2.0, }
     . "this server implements $abi", 3, start => 1);
 
+# A module that needs the next minor (built with its headers, calling
+# what it adds): both versions named.
 bad('newminor', load_conf("%%TMODDIR%%/mod_t_newminor.so"),
-    qq{module "$tmoddir/mod_t_newminor.so" was built for ABI 1.99, }
-    . "this server implements $abi", 3, start => 1);
+    qq{module "$tmoddir/mod_t_newminor.so" needs ABI $abi_major.}
+    . ($abi_minor + 1) . ", this server implements $abi", 3, start => 1);
 
 # The 1.0 descriptor: magic, major, minor, size (12 bytes, padded to the
 # pointer alignment), then 4 pointers/size_t and 7 hooks.
