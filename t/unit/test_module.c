@@ -24,7 +24,7 @@ typedef struct {
 
 static const version_case_t  cases[] = {
 
-    /* needs 1.0 (built with the 1.0 headers) */
+    /* needs 1.0 (GN_MODULE_V1_NEEDS(0), or built with the 1.0 headers) */
     { 1, 0, 1, 0, NULL },
     { 1, 0, 1, 1, NULL },
     { 1, 0, 1, 2, NULL },
