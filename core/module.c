@@ -5,7 +5,8 @@
  * not at the first request) and RTLD_LOCAL (modules cannot interpose on
  * each other), in the master at configuration time, so children inherit
  * the mappings. The descriptor is checked before anything of the module
- * is used: entry symbol of this major, magic, major and minor, size.
+ * is used: entry symbol of this major, magic, major, the minor it needs
+ * (at most this server's), size.
  * A configuration with one bad module is refused whole.
  */
 
@@ -54,10 +55,33 @@ gn_module_value_size(uint32_t type)
 }
 
 
+gn_int_t
+gn_module_check_version(unsigned major, unsigned minor, unsigned smajor,
+    unsigned sminor, char *err, size_t len)
+{
+    if (major != smajor) {
+        snprintf(err, len, "was built for ABI %u.%u, this server "
+                 "implements %u.%u", major, minor, smajor, sminor);
+        return GN_ERROR;
+    }
+
+    /* the oldest minor the module needs; what it has beyond that it
+     * tests at run time (GN_API_HAS) */
+    if (minor > sminor) {
+        snprintf(err, len, "needs ABI %u.%u, this server implements %u.%u",
+                 major, minor, smajor, sminor);
+        return GN_ERROR;
+    }
+
+    return GN_OK;
+}
+
+
 /* The descriptor checks, with the messages an operator needs. */
 static gn_int_t
 gn_module_check(gn_conf_t *cf, const gn_str_t *path, const gn_module_t *m)
 {
+    char                   err[128];
     const gn_directive_t  *d;
     gn_uint_t              n;
 
@@ -68,11 +92,11 @@ gn_module_check(gn_conf_t *cf, const gn_str_t *path, const gn_module_t *m)
         return GN_ERROR;
     }
 
-    if (m->abi_major != GN_ABI_MAJOR || m->abi_minor > GN_ABI_MINOR) {
-        gn_conf_error(cf, "module \"%.*s\" was built for ABI %u.%u, this "
-                      "server implements %d.%d", GN_STR_ARG(path),
-                      (unsigned) m->abi_major, (unsigned) m->abi_minor,
-                      GN_ABI_MAJOR, GN_ABI_MINOR);
+    if (gn_module_check_version(m->abi_major, m->abi_minor, GN_ABI_MAJOR,
+                                GN_ABI_MINOR, err, sizeof(err))
+        != GN_OK)
+    {
+        gn_conf_error(cf, "module \"%.*s\" %s", GN_STR_ARG(path), err);
         return GN_ERROR;
     }
 

@@ -48,6 +48,14 @@ typedef struct {
  * tables for their directives). */
 #define GN_MAX_MODULES       64
 
+/* The version rule of load_module, alone (pure, never logs; any process):
+ * can a module whose descriptor says major.minor -- minor being the
+ * oldest of that major it needs -- load in a server implementing
+ * smajor.sminor? GN_OK, or GN_ERROR with err (len bytes) saying why, to
+ * follow `module "PATH" `: "needs ABI 1.3, this server implements 1.2". */
+gn_int_t gn_module_check_version(unsigned major, unsigned minor,
+    unsigned smajor, unsigned sminor, char *err, size_t len);
+
 /* The core directives this file adds (load_module, handler). */
 extern const gn_conf_cmd_t  gn_module_commands[];
 

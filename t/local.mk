@@ -35,7 +35,8 @@ GN_UNIT_TESTS = \
     %reldir%/unit/test_htpasswd \
     %reldir%/unit/test_path \
     %reldir%/unit/test_binlog \
-    %reldir%/unit/test_scoreboard
+    %reldir%/unit/test_scoreboard \
+    %reldir%/unit/test_module
 
 GN_UNIT_CFLAGS = $(AM_CFLAGS) $(GNUTLS_CFLAGS) $(PCRE2_CFLAGS)
 GN_UNIT_LDADD = core/libgncore.la $(LIBS)
@@ -81,6 +82,9 @@ check_PROGRAMS += $(GN_UNIT_TESTS)
 %canon_reldir%_unit_test_binlog_SOURCES = %reldir%/unit/test_binlog.c %reldir%/tap.c %reldir%/tap.h
 %canon_reldir%_unit_test_binlog_CFLAGS = $(GN_UNIT_CFLAGS)
 %canon_reldir%_unit_test_binlog_LDADD = $(GN_UNIT_LDADD)
+%canon_reldir%_unit_test_module_SOURCES = %reldir%/unit/test_module.c %reldir%/tap.c %reldir%/tap.h
+%canon_reldir%_unit_test_module_CFLAGS = $(GN_UNIT_CFLAGS)
+%canon_reldir%_unit_test_module_LDADD = $(GN_UNIT_LDADD)
 
 GN_INTEG_TESTS = \
     %reldir%/integ/00-smoke.t \
@@ -161,13 +165,14 @@ EXTRA_DIST += $(GN_INTEG_TESTS) %reldir%/lib/GnTest.pm %reldir%/lib/GnTLS.pm \
 # Test modules: built for the tests, never installed (-rpath /nowhere).
 GN_TMOD_LDFLAGS = -module -avoid-version -no-undefined -rpath /nowhere \
     -export-symbols-regex '^gn_module_'
-GN_TMODS = info abi2 abi_v2sym newminor badmagic small nosym crash old
+GN_TMODS = info abi2 abi_v2sym newminor badmagic small nosym crash old \
+    needs0
 check_LTLIBRARIES += \
     %reldir%/modules/mod_t_info.la %reldir%/modules/mod_t_abi2.la \
     %reldir%/modules/mod_t_abi_v2sym.la %reldir%/modules/mod_t_newminor.la \
     %reldir%/modules/mod_t_badmagic.la %reldir%/modules/mod_t_small.la \
     %reldir%/modules/mod_t_nosym.la %reldir%/modules/mod_t_crash.la \
-    %reldir%/modules/mod_t_old.la
+    %reldir%/modules/mod_t_old.la %reldir%/modules/mod_t_needs0.la
 
 %canon_reldir%_modules_mod_t_info_la_SOURCES = %reldir%/modules/mod_t_info.c
 %canon_reldir%_modules_mod_t_info_la_CPPFLAGS = $(GN_MOD_CPPFLAGS)
@@ -201,6 +206,10 @@ check_LTLIBRARIES += \
 %canon_reldir%_modules_mod_t_crash_la_CPPFLAGS = $(GN_MOD_CPPFLAGS)
 %canon_reldir%_modules_mod_t_crash_la_CFLAGS = $(GN_MOD_CFLAGS)
 %canon_reldir%_modules_mod_t_crash_la_LDFLAGS = $(GN_TMOD_LDFLAGS)
+%canon_reldir%_modules_mod_t_needs0_la_SOURCES = %reldir%/modules/mod_t_needs0.c
+%canon_reldir%_modules_mod_t_needs0_la_CPPFLAGS = $(GN_MOD_CPPFLAGS)
+%canon_reldir%_modules_mod_t_needs0_la_CFLAGS = $(GN_MOD_CFLAGS)
+%canon_reldir%_modules_mod_t_needs0_la_LDFLAGS = $(GN_TMOD_LDFLAGS)
 # built against the 1.0 headers as released: an old module on this server
 %canon_reldir%_modules_mod_t_old_la_SOURCES = %reldir%/modules/mod_t_old.c
 %canon_reldir%_modules_mod_t_old_la_CPPFLAGS = -I$(top_srcdir)/%reldir%/modules/abi-1.0

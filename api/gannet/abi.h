@@ -3,10 +3,13 @@
  *
  * Rules (also in doc/modules.md):
  *   - Appending a member to the end of gn_api_t or gn_module_t, or a new
- *     constant, bumps GN_ABI_MINOR. A module built against 1.N loads in
- *     every 1.M server with M >= N; an older 1.x server refuses it (to
- *     load there, build against the older headers and check for newer
- *     members at run time with api->size / GN_API_HAS()).
+ *     constant, bumps GN_ABI_MINOR.
+ *   - A module's descriptor says the oldest minor it needs (abi_minor):
+ *     GN_MODULE_V1 the minor of the headers it is built with,
+ *     GN_MODULE_V1_NEEDS(N) an older one, for a module that calls only
+ *     what 1.N has and tests newer members at run time (api->size /
+ *     GN_API_HAS()). A 1.M server loads a module that needs 1.N when
+ *     N <= M and refuses it otherwise, with a message naming both.
  *   - Any other change (removing, reordering or changing a member or a
  *     type, changing a meaning) bumps GN_ABI_MAJOR and renames the entry
  *     symbol (gn_module_v1 -> gn_module_v2): an old module then fails to
@@ -23,6 +26,10 @@
  *                    (GN_MODULE_CHECK) and gn_api_t.conf_error:
  *                    configuration checks that run under `gannet -t` and
  *                    at reload and name the directive's file and line.
+ *                    GN_MODULE_V1_NEEDS(N): abi_minor is the oldest minor
+ *                    a module needs (what every 1.x server compared it
+ *                    with), so a module built with these headers can
+ *                    load in a 1.0 or 1.1 server.
  */
 
 #ifndef GN_API_ABI_H_INCLUDED

@@ -27,6 +27,11 @@
  * and opaque handles: the server's own structs can change in any release
  * without breaking a module.
  *
+ * Versions. A module needs a server of the ABI minor of the headers it
+ * is built with, unless its descriptor says it needs less
+ * (GN_MODULE_V1_NEEDS() below) and it tests newer members at run time
+ * (GN_API_HAS()).
+ *
  * Configuration. A check exported with GN_MODULE_CHECK (ABI 1.2) runs
  * for every level of a configuration that has just been read -- under
  * `gannet -t`, at start and at every reload, before anything of it is
@@ -110,7 +115,7 @@ typedef void (*gn_exit_pt)(const gn_api_t *api);
 struct gn_module_s {
     uint32_t               magic;        /* GN_ABI_MAGIC */
     uint16_t               abi_major;    /* GN_ABI_MAJOR when built */
-    uint16_t               abi_minor;    /* GN_ABI_MINOR when built */
+    uint16_t               abi_minor;    /* the oldest minor it needs */
     uint32_t               size;         /* sizeof(gn_module_t) when built */
 
     const char            *name;         /* used by `handler NAME;` */
@@ -133,8 +138,36 @@ struct gn_module_s {
     gn_exit_pt             exit_child;
 };
 
+/*
+ * The first four members of a descriptor. abi_minor is the oldest minor
+ * of this major the module needs: a 1.M server loads it when abi_minor
+ * <= M (every 1.x server compares so) and otherwise refuses it, naming
+ * both versions. GN_MODULE_V1 says the minor of these headers: safe, the
+ * module may call anything they declare. A module that calls only what
+ * 1.N has, and tests anything newer at run time with GN_API_HAS(), says
+ * so with GN_MODULE_V1_NEEDS(N) and loads in servers from 1.N on:
+ *
+ *     static const gn_module_t  hello_module = {
+ *         GN_MODULE_V1_NEEDS(0), "hello", "1.0", NULL, 0, ...
+ *
+ *     if (GN_API_HAS(api, read_file)) {
+ *         ... api->read_file(...) (1.1) ...
+ *     } else {
+ *         ... what a 1.0 server offers ...
+ *     }
+ *
+ * N is a constant from 0 to GN_ABI_MINOR (a larger one does not compile:
+ * these headers cannot know what it would need). A GN_MODULE_CHECK
+ * entry point is looked up by servers from 1.2 on only: a module that
+ * needs less must not rely on it having run (check again in init_master).
+ */
 #define GN_MODULE_V1                                                          \
     GN_ABI_MAGIC, GN_ABI_MAJOR, GN_ABI_MINOR, (uint32_t) sizeof(gn_module_t)
+
+#define GN_MODULE_V1_NEEDS(minor)                                             \
+    GN_ABI_MAGIC, GN_ABI_MAJOR,                                               \
+    (uint16_t) (sizeof(char[(minor) <= GN_ABI_MINOR ? 1 : -1]) - 1 + (minor)), \
+    (uint32_t) sizeof(gn_module_t)
 
 /* Defines the one exported symbol. Build with -fvisibility=hidden (the
  * pkg-config cflags do) so that nothing else is exported. In C++ the

@@ -156,10 +156,13 @@ static const gn_directive_t  example_directives[] = {
 
 
 /*
- * The descriptor. GN_MODULE_V1 stamps the magic, the ABI version of the
- * headers and sizeof(gn_module_t) into it: the server refuses a module
- * built for an ABI it does not implement with a message saying so. Hooks
- * a module does not need are NULL.
+ * The descriptor. GN_MODULE_V1 stamps the magic, the ABI major, the
+ * minor the module needs -- that of the headers: this module calls
+ * read_file (1.1) without testing for it -- and sizeof(gn_module_t)
+ * into it: a server that does not implement that ABI refuses the module
+ * with a message saying so. A module that needs less writes
+ * GN_MODULE_V1_NEEDS(N) and tests newer members with GN_API_HAS() (see
+ * doc/modules.md, section 8). Hooks a module does not need are NULL.
  */
 static const gn_module_t  example_module = {
     GN_MODULE_V1,

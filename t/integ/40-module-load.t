@@ -1,11 +1,14 @@
 #!/usr/bin/perl
 
 # Modules: loading and the ABI checks. Each bad fixture (no entry symbol,
-# entry of another major, bad magic, newer major, newer minor, descriptor
-# too small, not a shared object, missing file, loaded twice) makes
-# `gannet -t` exit 1 with the exact [emerg] message and FILE:LINE, and a
-# start fail; the good modules load, export only their entry symbol, and
-# a module built against the 1.0 headers (mod_t_old) serves requests.
+# entry of another major, bad magic, newer major, a module that needs a
+# newer minor, descriptor too small, not a shared object, missing file,
+# loaded twice) makes `gannet -t` exit 1 with the exact [emerg] message
+# and FILE:LINE, and a start fail; the good modules load, export only
+# their entry symbol, a module built against the 1.0 headers (mod_t_old)
+# serves requests, and so does one built with the current headers that
+# says it needs only 1.0 (mod_t_needs0, GN_MODULE_V1_NEEDS(0)) and calls
+# read_file (1.1) after testing for it with GN_API_HAS().
 # `handler` with an unknown name and typed module directives are
 # configuration errors with FILE:LINE; directive values are parsed and
 # inherited main -> server -> location; init_master runs once in the
@@ -34,7 +37,7 @@ my $tmoddir = $ENV{GN_TMODDIR};
 my $dir = $t->testdir;
 
 for my $m ("$tmoddir/mod_t_info.so", "$tmoddir/mod_t_old.so",
-           "$moddir/mod_example.so")
+           "$tmoddir/mod_t_needs0.so", "$moddir/mod_example.so")
 {
     plan(skip_all => "$m not built") unless -f $m;
 }
@@ -128,9 +131,11 @@ bad('abi2', load_conf("%%TMODDIR%%/mod_t_abi2.so"),
     qq{module "$tmoddir/mod_t_abi2.so" was built for ABI 2.0, }
     . "this server implements $abi", 3, start => 1);
 
+# A module that needs the next minor (built with its headers, calling
+# what it adds): both versions named.
 bad('newminor', load_conf("%%TMODDIR%%/mod_t_newminor.so"),
-    qq{module "$tmoddir/mod_t_newminor.so" was built for ABI 1.99, }
-    . "this server implements $abi", 3, start => 1);
+    qq{module "$tmoddir/mod_t_newminor.so" needs ABI $abi_major.}
+    . ($abi_minor + 1) . ", this server implements $abi", 3, start => 1);
 
 # The 1.0 descriptor: magic, major, minor, size (12 bytes, padded to the
 # pointer alignment), then 4 pointers/size_t and 7 hooks.
@@ -323,10 +328,11 @@ EOF_CONF
 # ---- symbol visibility ----------------------------------------------------
 
 SKIP: {
-    skip('nm not found', 4) unless defined GnTest::_which('nm');
+    skip('nm not found', 5) unless defined GnTest::_which('nm');
 
     for my $m ("$moddir/mod_example.so", "$tmoddir/mod_t_info.so",
-               "$tmoddir/mod_t_old.so", "$tmoddir/mod_t_crash.so")
+               "$tmoddir/mod_t_old.so", "$tmoddir/mod_t_crash.so",
+               "$tmoddir/mod_t_needs0.so")
     {
         my ($rc, $out) = $t->run_client(['nm', '-D', '--defined-only', $m]);
         my @syms = sort map { (split ' ')[-1] } grep { /\S/ } split /\n/, $out;
@@ -346,6 +352,7 @@ error_log logs/error.log info;
 load_module %%TMODDIR%%/mod_t_info.so;
 load_module %%TMODDIR%%/mod_t_old.so;
 load_module %%MODDIR%%/mod_example.so;
+load_module %%TMODDIR%%/mod_t_needs0.so;
 
 t_info_tag main;
 t_info_main_only 7;
@@ -371,6 +378,9 @@ server {
     location /old/ {
         handler t_old;
     }
+    location /needs0/ {
+        handler t_needs0;
+    }
 }
 
 server {
@@ -390,6 +400,7 @@ EOF_CONF
 $t->write_conf($good);
 $t->write_file('html/c/page.txt', "static page\n");
 $t->write_file('html/c/page.json', "not served as a file\n");
+$t->write_file('html/needs0/f.txt', "the needs0 file\n");
 $t->run;
 
 my @kids = $t->wait_children(2, 5);
@@ -468,6 +479,14 @@ is($r->{status}, 200, 'module built against the 1.0 headers: 200');
 like($r->{body},
      qr{^old module built for ABI 1\.0, server ABI \Q$abi\E \(gannet\)},
      'module built against the 1.0 headers: its answer');
+
+# built with the current headers, needs only 1.0: its descriptor says 1.0,
+# and it found read_file (1.1) and conf_error (1.2) in this server's table
+$r = $t->http_get('/needs0/f.txt');
+is($r->{status}, 200, 'module that needs 1.0, current headers: 200');
+is($r->{body}, "needs $abi_major.0 built $abi server $abi read_file yes "
+               . "conf_error yes\nthe needs0 file\n",
+   'module that needs 1.0: its descriptor, GN_API_HAS, read_file');
 
 # init_master once in the master, init_child once per child
 sub init_lines

@@ -13,7 +13,9 @@
 # source tree's api/ (what `make install` would install, without
 # installing). Also: the .pc has the ABI version and moduledir variables,
 # the flags include -fvisibility=hidden so only the entry symbol is
-# exported, and the module builds warning-free as C99 and as C++.
+# exported, and the module builds warning-free as C99 and as C++, also
+# when it says it needs an older minor (GN_MODULE_V1_NEEDS(0)); a minor
+# newer than the headers' does not compile.
 
 use strict;
 use warnings;
@@ -235,6 +237,49 @@ EOF_CONF
                    )\Q$dir\E\/mod_checked\/$lang\.conf:5$/m,
          "GN_MODULE_CHECK ($lang): the module's reason, at the line")
         or diag($terr);
+  }
+}
+
+# ---- a module that needs an older minor (GN_MODULE_V1_NEEDS) ---------------
+
+my $needs0 = <<'EOF_C';
+#include <gannet/module.h>
+
+static int hello(const gn_api_t *api, gn_request_t *r)
+{
+    if (GN_API_HAS(api, read_file)) {
+        api->set_header(r, "X-Read-File", "yes");
+    }
+    return api->write(r, "needs 1.0\n", 10);
+}
+
+static const gn_module_t  hello_module = {
+    GN_MODULE_V1_NEEDS(NEEDS), "hello_needs", "1.0", NULL, 0,
+    NULL, NULL, hello, NULL, NULL, NULL, NULL
+};
+
+GN_MODULE_EXPORT(hello_module)
+EOF_C
+
+for my $case ([ 'c', '0', 0 ], [ 'cc', '0', 0 ], [ 'c', 'GN_ABI_MINOR', 0 ],
+              [ 'c', 'GN_ABI_MINOR + 1', 1 ], [ 'cc', 'GN_ABI_MINOR + 1', 1 ])
+{
+    my ($lang, $needs, $fails) = @$case;
+    my $cc = $lang eq 'c' ? 'cc' : 'c++';
+  SKIP: {
+    skip("$cc not found", 1) unless defined GnTest::_which($cc);
+    $t->write_file("mod_needs/mod_needs.$lang",
+                   $needs0 =~ s/\bNEEDS\b/$needs/r);
+    @cmd = ($cc, $lang eq 'c' ? ('-std=c99') : (), '-Wall', '-Wextra',
+            '-Werror', '-shared', '-fPIC', split(' ', $cflags),
+            "$dir/mod_needs/mod_needs.$lang", '-o', "$dir/mod_needs/m.so");
+    ($rc, $out, $err) = $t->run_client(\@cmd, timeout => 60);
+    if ($fails) {
+        isnt($rc, 0, "GN_MODULE_V1_NEEDS($needs) ($lang): does not compile");
+    } else {
+        is($rc, 0, "GN_MODULE_V1_NEEDS($needs) ($lang): builds, -Wall "
+                   . "-Wextra -Werror") or diag($err);
+    }
   }
 }
 

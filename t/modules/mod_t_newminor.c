@@ -1,9 +1,10 @@
 /*
- * mod_t_newminor: test fixture. Claims ABI 1.99: a module built against
- * newer 1.x headers may use gn_api_t members this server does not have,
- * so the server refuses it:
+ * mod_t_newminor: test fixture. Says it needs ABI 1.(GN_ABI_MINOR + 1),
+ * as a module built against the next minor's headers that calls what it
+ * adds: it may use gn_api_t members this server does not have, so the
+ * server refuses it:
  *
- *   module "PATH" was built for ABI 1.99, this server implements 1.1
+ *   module "PATH" needs ABI 1.3, this server implements 1.2
  */
 
 #include <gannet/module.h>
@@ -17,7 +18,8 @@ t_newminor_handler(const gn_api_t *api, gn_request_t *r)
 
 
 static const gn_module_t  t_newminor_module = {
-    GN_ABI_MAGIC, GN_ABI_MAJOR, 99, (uint32_t) sizeof(gn_module_t),
+    GN_ABI_MAGIC, GN_ABI_MAJOR, GN_ABI_MINOR + 1,
+    (uint32_t) sizeof(gn_module_t),
     "t_newminor", "1.0", NULL, 0,
     NULL, NULL, t_newminor_handler, NULL, NULL, NULL, NULL
 };
