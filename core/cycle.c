@@ -46,12 +46,6 @@ static char *gn_cycle_error_page(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
     void *conf);
 static char *gn_cycle_chroot(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
     void *conf);
-static char *gn_cycle_tls_file(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
-    void *conf);
-static char *gn_cycle_tls_protocols(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
-    void *conf);
-static char *gn_cycle_tls_session_cache(gn_conf_t *cf,
-    const gn_conf_cmd_t *cmd, void *conf);
 
 
 /*
@@ -170,32 +164,6 @@ const gn_conf_cmd_t  gn_cycle_commands[] = {
     { gn_string("error_page"), GN_CONF_SRV | GN_CONF_LOC | GN_CONF_2MORE,
       gn_cycle_error_page, GN_CONF_LOC_CONF, 0, NULL, NULL },
 
-    { gn_string("tls_certificate"), GN_CONF_SRV | GN_CONF_TAKE1,
-      gn_cycle_tls_file, GN_CONF_SRV_CONF,
-      offsetof(gn_srv_conf_t, tls_certs), NULL, NULL },
-    { gn_string("tls_certificate_key"), GN_CONF_SRV | GN_CONF_TAKE1,
-      gn_cycle_tls_file, GN_CONF_SRV_CONF,
-      offsetof(gn_srv_conf_t, tls_keys), NULL, NULL },
-    { gn_string("tls_stapling_file"), GN_CONF_SRV | GN_CONF_TAKE1,
-      gn_conf_set_path_slot, GN_CONF_SRV_CONF,
-      offsetof(gn_srv_conf_t, tls_stapling), NULL, NULL },
-    { gn_string("tls_protocols"), GN_CONF_MAIN | GN_CONF_SRV | GN_CONF_1MORE,
-      gn_cycle_tls_protocols, GN_CONF_LOC_CONF, 0, NULL, NULL },
-    { gn_string("tls_priority"), GN_CONF_MAIN | GN_CONF_SRV | GN_CONF_TAKE1,
-      gn_conf_set_str_slot, GN_CONF_LOC_CONF, gn_loc_offset(tls_priority),
-      NULL, NULL },
-    { gn_string("tls_session_tickets"),
-      GN_CONF_MAIN | GN_CONF_SRV | GN_CONF_FLAG,
-      gn_conf_set_flag_slot, GN_CONF_LOC_CONF,
-      gn_loc_offset(tls_session_tickets), NULL, "on" },
-    { gn_string("tls_session_cache"), GN_CONF_MAIN | GN_CONF_TAKE1,
-      gn_cycle_tls_session_cache, GN_CONF_MAIN_CONF, 0, NULL, NULL },
-    { gn_string("tls_session_timeout"), GN_CONF_MAIN | GN_CONF_TAKE1,
-      gn_conf_set_msec_slot, GN_CONF_MAIN_CONF,
-      gn_main_offset(tls_session_timeout), NULL, NULL },
-    { gn_string("tls_ticket_key_file"), GN_CONF_MAIN | GN_CONF_TAKE1,
-      gn_conf_set_path_slot, GN_CONF_MAIN_CONF,
-      gn_main_offset(tls_ticket_key_file), NULL, NULL },
 
     gn_conf_null_cmd
 };
@@ -321,11 +289,6 @@ gn_loc_conf_merge(gn_conf_t *cf, gn_loc_conf_t *lc, gn_loc_conf_t *prev)
         lc->error_pages = prev->error_pages;
     }
 
-    if (lc->tls_protocols == GN_CONF_UNSET_UINT) {
-        lc->tls_protocols = prev->tls_protocols != GN_CONF_UNSET_UINT
-                            ? prev->tls_protocols
-                            : GN_TLS_PROTO_12 | GN_TLS_PROTO_13;
-    }
 
     return GN_OK;
 }
@@ -779,106 +742,6 @@ gn_cycle_open_file_add(gn_conf_t *cf, gn_str_t *name)
     *files = file;
 
     return file;
-}
-
-
-/* tls_certificate / tls_certificate_key: repeatable, paired by order */
-static char *
-gn_cycle_tls_file(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
-{
-    gn_array_t      **slot = (gn_array_t **) ((u_char *) conf + cmd->offset);
-    gn_str_t         *value = cf->args->elts;
-    gn_conf_path_t   *f;
-    int               fd;
-
-    if (*slot == NULL) {
-        *slot = gn_array_create(cf->pool, 2, sizeof(gn_conf_path_t));
-        if (*slot == NULL) {
-            return "failed (out of memory)";
-        }
-    }
-
-    f = gn_array_push(*slot);
-    if (f == NULL) {
-        return "failed (out of memory)";
-    }
-
-    f->path = value[1];
-    f->file = cf->file->name;
-    f->line = cf->file->line;
-    if (gn_conf_full_name(cf, &f->path, 0) != GN_OK) {
-        return "failed (out of memory)";
-    }
-
-    /* the master reads it (as root, before the privilege drop): a file
-     * it cannot open is this line's error */
-    fd = open((char *) f->path.data, O_RDONLY | O_CLOEXEC);
-    if (fd == -1) {
-        gn_conf_error(cf, "cannot open \"%.*s\" (%d: %s) in \"%.*s\" "
-                      "directive", GN_STR_ARG(&f->path), errno,
-                      strerror(errno), GN_STR_ARG(&cmd->name));
-        return GN_CONF_ERROR;
-    }
-    close(fd);
-
-    return GN_CONF_OK;
-}
-
-
-static char *
-gn_cycle_tls_protocols(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
-{
-    gn_loc_conf_t  *lc = conf;
-    gn_str_t       *value = cf->args->elts;
-    gn_uint_t       i;
-
-    if (lc->tls_protocols != GN_CONF_UNSET_UINT) {
-        return "is duplicate";
-    }
-
-    lc->tls_protocols = 0;
-    for (i = 1; i < cf->args->nelts; i++) {
-        if (gn_str_eq(&value[i], "TLSv1.2")) {
-            lc->tls_protocols |= GN_TLS_PROTO_12;
-        } else if (gn_str_eq(&value[i], "TLSv1.3")) {
-            lc->tls_protocols |= GN_TLS_PROTO_13;
-        } else {
-            gn_conf_error(cf, "unsupported protocol \"%.*s\" in "
-                          "\"tls_protocols\" directive, it must be "
-                          "\"TLSv1.2\" or \"TLSv1.3\"", GN_STR_ARG(&value[i]));
-            return GN_CONF_ERROR;
-        }
-    }
-
-    return GN_CONF_OK;
-}
-
-
-static char *
-gn_cycle_tls_session_cache(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
-    void *conf)
-{
-    gn_main_conf_t  *mc = conf;
-    gn_str_t        *value = cf->args->elts;
-
-    if (mc->tls_session_cache != GN_CONF_UNSET) {
-        return "is duplicate";
-    }
-
-    if (gn_str_eq(&value[1], "off")) {
-        mc->tls_session_cache = 0;
-        return GN_CONF_OK;
-    }
-
-    mc->tls_session_cache = gn_parse_size(&value[1]);
-    if (mc->tls_session_cache == GN_ERROR) {
-        gn_conf_error(cf, "invalid size \"%.*s\" in \"tls_session_cache\" "
-                      "directive, expected a size such as 4m, or off",
-                      GN_STR_ARG(&value[1]));
-        return GN_CONF_ERROR;
-    }
-
-    return GN_CONF_OK;
 }
 
 

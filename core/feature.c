@@ -11,6 +11,7 @@
 #include "rewrite.h"
 #include "access.h"
 #include "http_static.h"
+#include "tls.h"
 
 
 const gn_feature_t  gn_features[] = {
@@ -23,6 +24,8 @@ const gn_feature_t  gn_features[] = {
     /* load_module, handler; each loaded module's directives */
     { "modules", gn_module_commands, GN_MAX_MODULES, gn_module_loc_init,
       gn_module_loc_merge },
+
+    { "tls", gn_tls_commands, 0, NULL, gn_tls_merge_loc },
 
     { "rewrite", gn_rewrite_commands, 0, NULL, NULL },
 

@@ -58,4 +58,10 @@ gn_int_t gn_tls_conn_shutdown(gn_conn_t *c);
  * effort at its last record. */
 void gn_tls_conn_close(gn_conn_t *c);
 
+/* The TLS directives, and their merge (feature.c's "tls" entry):
+ * tls_protocols defaults to TLSv1.2 and TLSv1.3. */
+extern const gn_conf_cmd_t  gn_tls_commands[];
+gn_int_t gn_tls_merge_loc(gn_conf_t *cf, gn_loc_conf_t *lc,
+    gn_loc_conf_t *prev);
+
 #endif /* GN_CORE_TLS_H_INCLUDED */
