@@ -11,12 +11,16 @@
 #include "rewrite.h"
 #include "access.h"
 #include "http_static.h"
+#include "http_request.h"
 #include "tls.h"
 
 
 const gn_feature_t  gn_features[] = {
 
     { "core", gn_cycle_commands, 0, NULL, NULL },
+
+    /* limits and timeouts of requests and connections */
+    { "http", gn_http_commands, 0, NULL, NULL },
 
     /* static files and the open-file cache */
     { "static", gn_http_static_commands, 0, NULL, NULL },

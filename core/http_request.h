@@ -120,6 +120,9 @@ gn_int_t gn_http_add_mem(gn_http_request_t *r, u_char *p, size_t len);
 gn_int_t gn_http_add_file(gn_http_request_t *r, int fd, off_t off,
     off_t len);
 
+/* keepalive_*, client_*_timeout, send_timeout, client_max_*. */
+extern const gn_conf_cmd_t  gn_http_commands[];
+
 /* Called by conn.c for a new connection and on every event; by tls.c
  * once the handshake is done. */
 void gn_http_init_conn(gn_conn_t *c);
