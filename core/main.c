@@ -31,20 +31,6 @@ typedef struct {
     unsigned     help:1;
 } gn_options_t;
 
-typedef struct {
-    const char  *name;
-    int          signo;
-} gn_signal_name_t;
-
-static const gn_signal_name_t  gn_signal_names[] = {
-    { "stop", SIGTERM },
-    { "quit", SIGQUIT },
-    { "reload", SIGHUP },
-    { "reopen", SIGUSR1 },
-    { "status", 0 },
-    { NULL, 0 }
-};
-
 
 static void
 gn_usage(FILE *f)
@@ -311,22 +297,22 @@ gn_reload_and_wait(const char *pidfile, pid_t pid)
 static int
 gn_send_signal(const char *pidfile, const char *name)
 {
-    const gn_signal_name_t  *s;
-    pid_t                    pid;
+    const gn_master_signal_t  *s;
+    pid_t                      pid;
 
-    for (s = gn_signal_names; s->name != NULL; s++) {
-        if (strcmp(s->name, name) == 0) {
+    for (s = gn_master_signals; s->signo != 0; s++) {
+        if (s->name != NULL && strcmp(s->name, name) == 0) {
             break;
         }
     }
 
-    if (s->name == NULL) {
+    if (s->signo == 0 && strcmp(name, "status") != 0) {
         gn_log_stderr(0, "invalid signal \"%s\", expected stop, quit, "
                       "reload, reopen or status", name);
         return 1;
     }
 
-    if (s->signo == 0) {
+    if (s->signo == 0) {                                /* status */
         pid = gn_read_pid(pidfile, 1);
         if (pid > 0 && gn_pid_is_gannet(pid)) {
             gn_log_stderr(0, "running, pid %d", (int) pid);

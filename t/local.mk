@@ -129,6 +129,7 @@ GN_INTEG_TESTS = \
     %reldir%/integ/72-specweb99-load.t \
     %reldir%/integ/80-issue-3.t \
     %reldir%/integ/80-issue-18.t \
+    %reldir%/integ/80-issue-19.t \
     %reldir%/integ/81-install-layout.t \
     %reldir%/integ/82-status-totals.t \
     %reldir%/integ/83-rlimit-nofile.t
