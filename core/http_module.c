@@ -81,7 +81,8 @@ gn_http_module_cleanup(void *data)
 }
 
 
-void
+/* Schedules the request's next step after module code changed it. */
+static void
 gn_http_module_kick(gn_http_request_t *r)
 {
     if (r->in_module == 0) {
