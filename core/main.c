@@ -19,6 +19,7 @@
 #include "process.h"
 #include "scoreboard.h"
 #include "module.h"
+#include "str.h"
 
 
 typedef struct {
@@ -113,6 +114,7 @@ gn_parse_options(int argc, char **argv, gn_options_t *o)
  * the test succeeded (as nginx -T). */
 static u_char  *gn_dump_buf;
 static size_t   gn_dump_len;
+static size_t   gn_dump_cap;
 
 
 static void
@@ -122,12 +124,13 @@ gn_dump_file(const char *name, const u_char *text, size_t len)
     size_t   n;
 
     n = strlen(name) + len + 32;
-    p = realloc(gn_dump_buf, gn_dump_len + n);
-    if (p == NULL) {
+    if (gn_str_reserve(&gn_dump_buf, &gn_dump_cap, gn_dump_len + n, 4096)
+        != GN_OK)
+    {
         return;                             /* a shorter dump, no harm */
     }
 
-    gn_dump_buf = p;
+    p = gn_dump_buf;
     gn_dump_len += (size_t) snprintf((char *) p + gn_dump_len, n,
                                      "# configuration file %s:\n", name);
     memcpy(p + gn_dump_len, text, len);
