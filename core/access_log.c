@@ -214,7 +214,12 @@ gn_access_log_compile_one(gn_log_format_t *fmt, const gn_str_t *s,
 }
 
 
-gn_int_t
+/*
+ * Compiles the format strings args[0..n) (concatenated, as nginx does)
+ * into `fmt`. Returns GN_OK, or GN_ERROR with err set (e.g. an unknown
+ * variable).
+ */
+static gn_int_t
 gn_access_log_compile(gn_pool_t *pool, gn_log_format_t *fmt,
     const gn_str_t *args, gn_uint_t n, char *err, size_t errlen)
 {

@@ -60,15 +60,6 @@ struct gn_access_file_s {
 #define GN_ACCESS_LOG_BUFFER_MAX      (16 * 1024 * 1024)
 
 
-/*
- * Compiles the format strings args[0..n) (concatenated, as nginx does)
- * into `fmt`. Returns GN_OK, or GN_ERROR with err set (e.g. an unknown
- * variable).
- */
-gn_int_t gn_access_log_compile(gn_pool_t *pool,
-    struct gn_log_format_s *fmt, const gn_str_t *args, gn_uint_t n,
-    char *err, size_t errlen);
-
 /* Directive handlers (the core table in cycle.c points here):
  *   access_log PATH [FORMAT|binary] [buffer=SIZE] [flush=TIME] | off;
  *   log_format NAME [escape=default|json|none] STRING ...;            */

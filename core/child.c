@@ -16,6 +16,7 @@
 #include <sys/resource.h>
 
 #include "child.h"
+#include "master.h"
 #include "process.h"
 #include "event.h"
 #include "timer.h"
@@ -59,17 +60,19 @@ gn_child_signal(int signo)
 static void
 gn_child_signals(sigset_t *wait_mask)
 {
-    struct sigaction  sa;
-    int               sigs[] = { SIGQUIT, SIGTERM, SIGINT, SIGUSR1, SIGHUP,
-                                 SIGUSR2 };
-    size_t            i;
+    struct sigaction           sa;
+    const gn_master_signal_t  *s;
 
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = gn_child_signal;
     sigemptyset(&sa.sa_mask);
 
-    for (i = 0; i < gn_nelems(sigs); i++) {
-        (void) sigaction(sigs[i], &sa, NULL);
+    /* the master's signals: those the child has no use for (HUP, USR2)
+     * are caught and ignored, not left to kill it */
+    for (s = gn_master_signals; s->signo != 0; s++) {
+        if (s->signo != SIGCHLD) {
+            (void) sigaction(s->signo, &sa, NULL);
+        }
     }
 
     sa.sa_handler = SIG_DFL;

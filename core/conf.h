@@ -96,7 +96,7 @@ struct gn_conf_cmd_s {
     gn_conf_set_pt   set;
     gn_uint_t        conf;      /* GN_CONF_MAIN_CONF, _SRV_CONF, _LOC_CONF */
     size_t           offset;    /* of the slot in that struct */
-    const void      *post;      /* setter-specific (e.g. enum table) */
+    const void      *post;      /* setter-specific (e.g. a minimum) */
     const char      *dflt;      /* a plain slot's default, as written in
                                    a file (gn_conf_merge_slots); NULL */
 };
@@ -204,7 +204,5 @@ char *gn_conf_set_size_slot(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
     void *conf);                                          /* size_t */
 char *gn_conf_set_msec_slot(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
     void *conf);                                          /* gn_msec_t */
-char *gn_conf_set_enum_slot(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
-    void *conf);    /* gn_uint_t; post: gn_conf_enum_t[] ending in {0} */
 
 #endif /* GN_CORE_CONF_H_INCLUDED */

@@ -29,7 +29,8 @@ static const gn_conf_enum_t  gn_errlog_facilities[] = {
 };
 
 
-gn_uint_t
+/* True for an "error_log syslog:..." name. */
+static gn_uint_t
 gn_errlog_is_syslog(const gn_str_t *name)
 {
     return name->len >= 7 && memcmp(name->data, "syslog:", 7) == 0;

@@ -42,9 +42,6 @@ typedef struct {
 char *gn_errlog_directive(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
     void *conf);
 
-/* True for an "error_log syslog:..." name. */
-gn_uint_t gn_errlog_is_syslog(const gn_str_t *name);
-
 /* Master: the socket of a syslog target (kept in el->fd, inherited by
  * children). Returns the fd or -1 with errno set. */
 int gn_errlog_syslog_open(gn_errlog_t *el);

@@ -81,7 +81,8 @@ gn_http_module_cleanup(void *data)
 }
 
 
-void
+/* Schedules the request's next step after module code changed it. */
+static void
 gn_http_module_kick(gn_http_request_t *r)
 {
     if (r->in_module == 0) {
@@ -339,8 +340,7 @@ gn_http_module_resume(gn_http_request_t *r)
 static gn_int_t
 gn_http_stream_append(gn_http_request_t *r, const void *data, size_t len)
 {
-    size_t   need, cap;
-    u_char  *p;
+    size_t  need;
 
     if (r->stream_pos == r->stream_last) {
         r->stream_pos = r->stream_last = 0;
@@ -355,16 +355,10 @@ gn_http_stream_append(gn_http_request_t *r, const void *data, size_t len)
             r->stream_pos = 0;
             need = r->stream_last + len;
         }
-        for (cap = gn_max(r->stream_cap, 4096); cap < need; cap *= 2) {
-            /* void */
-        }
-        if (cap != r->stream_cap) {
-            p = realloc(r->stream, cap);
-            if (p == NULL) {
-                return GN_ERROR;
-            }
-            r->stream = p;
-            r->stream_cap = cap;
+        if (gn_str_reserve(&r->stream, &r->stream_cap, need, 4096)
+            != GN_OK)
+        {
+            return GN_ERROR;
         }
     }
 

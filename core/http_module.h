@@ -28,9 +28,6 @@ void gn_http_module_run(gn_http_request_t *r);
 void gn_http_module_body(gn_http_request_t *r, u_char *data, size_t len);
 void gn_http_module_body_done(gn_http_request_t *r, gn_uint_t status);
 
-/* Schedules the request's next step after module code changed it. */
-void gn_http_module_kick(gn_http_request_t *r);
-
 /* From the writer, after the head: sends streamed bytes. GN_DONE when
  * the response is complete, GN_BUSY when all is sent but the module will
  * write more, GN_AGAIN, or GN_ERROR. */

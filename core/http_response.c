@@ -71,7 +71,8 @@ static const gn_http_status_t  gn_http_statuses[] = {
 };
 
 
-const gn_str_t *
+/* "404 Not Found", or NULL for a code without a reason phrase here. */
+static const gn_str_t *
 gn_http_status_line(gn_uint_t status)
 {
     gn_uint_t  i;
@@ -102,6 +103,17 @@ gn_http_off_text(u_char *p, off_t n)
 }
 
 
+/* Formats t as an IMF-fixdate into buf (30 bytes); returns the length. */
+static size_t
+gn_http_time(u_char *buf, time_t t)
+{
+    struct tm  tm;
+
+    gmtime_r(&t, &tm);
+    return strftime((char *) buf, 30, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+}
+
+
 /* Last-Modified: most responses repeat the few files in use, so the last
  * formatted time is kept (a child is single-threaded). */
 static u_char *
@@ -124,16 +136,6 @@ gn_int_t
 gn_http_response_status_known(gn_uint_t status)
 {
     return gn_http_status_line(status) != NULL ? GN_OK : GN_DECLINED;
-}
-
-
-size_t
-gn_http_time(u_char *buf, time_t t)
-{
-    struct tm  tm;
-
-    gmtime_r(&t, &tm);
-    return strftime((char *) buf, 30, "%a, %d %b %Y %H:%M:%S GMT", &tm);
 }
 
 

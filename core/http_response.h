@@ -10,9 +10,6 @@
 #include "http_request.h"
 
 
-/* "404 Not Found"; an unknown code gets a generic text. */
-const gn_str_t *gn_http_status_line(gn_uint_t status);
-
 /* Builds the response head in r->iov[0] from r's response fields.
  * Returns GN_OK or GN_ERROR (out of memory). */
 gn_int_t gn_http_response_head(gn_http_request_t *r);
@@ -23,8 +20,5 @@ gn_int_t gn_http_response_error(gn_http_request_t *r, gn_uint_t status);
 
 /* GN_OK if the server has a reason phrase for this status. */
 gn_int_t gn_http_response_status_known(gn_uint_t status);
-
-/* Formats t as an IMF-fixdate into buf (30 bytes); returns length. */
-size_t gn_http_time(u_char *buf, time_t t);
 
 #endif /* GN_CORE_HTTP_RESPONSE_H_INCLUDED */

@@ -165,13 +165,6 @@ gn_log_level_parse(const gn_str_t *name)
 }
 
 
-const char *
-gn_log_level_name(gn_uint_t level)
-{
-    return level < gn_nelems(gn_log_levels) ? gn_log_levels[level] : "?";
-}
-
-
 int
 gn_log_open_file(const char *path)
 {

@@ -56,9 +56,8 @@ extern size_t   gn_log_capture_size;
 /* Writes "gannet: message" to stderr (command-line tools, -t, -s). */
 void gn_log_stderr(int err, const char *fmt, ...) gn_printf(2, 3);
 
-/* "emerg", ..., "debug" <-> level. Returns GN_ERROR on an unknown name. */
+/* "emerg", ..., "debug" to a level. Returns GN_ERROR on an unknown name. */
 gn_int_t gn_log_level_parse(const gn_str_t *name);
-const char *gn_log_level_name(gn_uint_t level);
 
 /* Opens a log file for appending (O_APPEND|O_CREAT|O_CLOEXEC, 0644).
  * Returns the fd or -1 with errno set. */

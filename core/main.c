@@ -19,6 +19,7 @@
 #include "process.h"
 #include "scoreboard.h"
 #include "module.h"
+#include "str.h"
 
 
 typedef struct {
@@ -30,20 +31,6 @@ typedef struct {
     unsigned     version:2;    /* 1: -v, 2: -V or --version */
     unsigned     help:1;
 } gn_options_t;
-
-typedef struct {
-    const char  *name;
-    int          signo;
-} gn_signal_name_t;
-
-static const gn_signal_name_t  gn_signal_names[] = {
-    { "stop", SIGTERM },
-    { "quit", SIGQUIT },
-    { "reload", SIGHUP },
-    { "reopen", SIGUSR1 },
-    { "status", 0 },
-    { NULL, 0 }
-};
 
 
 static void
@@ -127,6 +114,7 @@ gn_parse_options(int argc, char **argv, gn_options_t *o)
  * the test succeeded (as nginx -T). */
 static u_char  *gn_dump_buf;
 static size_t   gn_dump_len;
+static size_t   gn_dump_cap;
 
 
 static void
@@ -136,12 +124,13 @@ gn_dump_file(const char *name, const u_char *text, size_t len)
     size_t   n;
 
     n = strlen(name) + len + 32;
-    p = realloc(gn_dump_buf, gn_dump_len + n);
-    if (p == NULL) {
+    if (gn_str_reserve(&gn_dump_buf, &gn_dump_cap, gn_dump_len + n, 4096)
+        != GN_OK)
+    {
         return;                             /* a shorter dump, no harm */
     }
 
-    gn_dump_buf = p;
+    p = gn_dump_buf;
     gn_dump_len += (size_t) snprintf((char *) p + gn_dump_len, n,
                                      "# configuration file %s:\n", name);
     memcpy(p + gn_dump_len, text, len);
@@ -311,22 +300,22 @@ gn_reload_and_wait(const char *pidfile, pid_t pid)
 static int
 gn_send_signal(const char *pidfile, const char *name)
 {
-    const gn_signal_name_t  *s;
-    pid_t                    pid;
+    const gn_master_signal_t  *s;
+    pid_t                      pid;
 
-    for (s = gn_signal_names; s->name != NULL; s++) {
-        if (strcmp(s->name, name) == 0) {
+    for (s = gn_master_signals; s->signo != 0; s++) {
+        if (s->name != NULL && strcmp(s->name, name) == 0) {
             break;
         }
     }
 
-    if (s->name == NULL) {
+    if (s->signo == 0 && strcmp(name, "status") != 0) {
         gn_log_stderr(0, "invalid signal \"%s\", expected stop, quit, "
                       "reload, reopen or status", name);
         return 1;
     }
 
-    if (s->signo == 0) {
+    if (s->signo == 0) {                                /* status */
         pid = gn_read_pid(pidfile, 1);
         if (pid > 0 && gn_pid_is_gannet(pid)) {
             gn_log_stderr(0, "running, pid %d", (int) pid);

@@ -42,19 +42,43 @@ static const char         *gn_conf_path;
 static const char         *gn_prefix;
 
 
+/*
+ * Every signal the master acts on, in one place: each is blocked before
+ * the first fork and fetched by sigtimedwait() in gn_master_run(), and
+ * those with a name are what `gannet -s NAME` sends. USR2 is here so that
+ * it is fetched and ignored: blocked but never fetched, it stayed pending
+ * for good; not blocked, it would kill the master (its default action).
+ */
+const gn_master_signal_t  gn_master_signals[] = {
+    { SIGTERM, "stop" },
+    { SIGQUIT, "quit" },
+    { SIGHUP, "reload" },
+    { SIGUSR1, "reopen" },
+    { SIGINT, NULL },
+    { SIGCHLD, NULL },
+    { SIGUSR2, NULL },
+    { 0, NULL }
+};
+
+
+static void
+gn_master_signal_set(sigset_t *set)
+{
+    const gn_master_signal_t  *s;
+
+    sigemptyset(set);
+    for (s = gn_master_signals; s->signo != 0; s++) {
+        sigaddset(set, s->signo);
+    }
+}
+
+
 void
 gn_master_block_signals(void)
 {
     sigset_t  set;
 
-    sigemptyset(&set);
-    sigaddset(&set, SIGCHLD);
-    sigaddset(&set, SIGHUP);
-    sigaddset(&set, SIGQUIT);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGUSR1);
-    sigaddset(&set, SIGUSR2);
+    gn_master_signal_set(&set);
 
     (void) sigprocmask(SIG_BLOCK, &set, NULL);
     (void) signal(SIGPIPE, SIG_IGN);
@@ -603,13 +627,7 @@ gn_master_run(const char *conf_file, const char *prefix)
 
     gn_process_title_set("gannet: master process");
 
-    sigemptyset(&set);
-    sigaddset(&set, SIGCHLD);
-    sigaddset(&set, SIGHUP);
-    sigaddset(&set, SIGQUIT);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGUSR1);
+    gn_master_signal_set(&set);
 
     gn_log_error(GN_LOG_NOTICE, &gn_cycle->log, 0,
                  "gannet/%s started, %u children", PACKAGE_VERSION,
@@ -640,6 +658,10 @@ gn_master_run(const char *conf_file, const char *prefix)
             break;
         case SIGUSR1:
             gn_master_reopen();
+            break;
+        case SIGUSR2:
+            gn_log_error(GN_LOG_NOTICE, &gn_cycle->log, 0, "SIGUSR2 "
+                         "ignored: gannet has no binary upgrade");
             break;
         default:
             break;

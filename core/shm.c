@@ -28,17 +28,6 @@ gn_shm_alloc(gn_shm_t *shm)
 }
 
 
-void
-gn_shm_free(gn_shm_t *shm)
-{
-    if (shm->addr != NULL && munmap(shm->addr, shm->size) == -1) {
-        gn_log_error(GN_LOG_ALERT, NULL, errno, "munmap(%p, %zu) failed",
-                     (void *) shm->addr, shm->size);
-    }
-    shm->addr = NULL;
-}
-
-
 gn_shm_zone_t *
 gn_shm_zone_get(size_t size, const char *name, gn_log_t *log)
 {

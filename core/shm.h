@@ -36,6 +36,5 @@ void gn_shm_zone_put(gn_shm_zone_t *zone);
 
 /* Master only, before fork. Zero-filled. Returns GN_ERROR (logged). */
 gn_int_t gn_shm_alloc(gn_shm_t *shm);
-void gn_shm_free(gn_shm_t *shm);
 
 #endif /* GN_CORE_SHM_H_INCLUDED */

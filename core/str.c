@@ -253,3 +253,30 @@ gn_pstrdup(gn_pool_t *pool, const gn_str_t *src, gn_str_t *dst)
 
     return dst->data;
 }
+
+
+gn_int_t
+gn_str_reserve(u_char **buf, size_t *cap, size_t need, size_t min)
+{
+    size_t   size;
+    u_char  *p;
+
+    if (need <= *cap) {
+        return GN_OK;
+    }
+
+    size = gn_max(gn_max(*cap, min), 1);
+    while (size < need) {
+        size = size > SIZE_MAX / 2 ? need : size * 2;
+    }
+
+    p = realloc(*buf, size);
+    if (p == NULL) {
+        return GN_ERROR;
+    }
+
+    *buf = p;
+    *cap = size;
+
+    return GN_OK;
+}

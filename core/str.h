@@ -52,4 +52,12 @@ gn_int_t gn_parse_msec(const gn_str_t *s, gn_msec_t *out);
 char *gn_pstrdup_cstr(gn_pool_t *pool, const gn_str_t *s);
 u_char *gn_pstrdup(gn_pool_t *pool, const gn_str_t *src, gn_str_t *dst);
 
+/* Room for `need` bytes in a malloc()ed buffer of *cap bytes (NULL and 0
+ * at first): when it is short, the capacity doubles, from at least
+ * `min`, until it holds them, and the buffer is realloc()ed (its bytes
+ * kept). GN_OK, or GN_ERROR with *buf and *cap unchanged (out of
+ * memory). Any process. Modules link nothing of the core: they keep
+ * their own. */
+gn_int_t gn_str_reserve(u_char **buf, size_t *cap, size_t need, size_t min);
+
 #endif /* GN_CORE_STR_H_INCLUDED */

@@ -32,7 +32,8 @@ GN_UNIT_TESTS = \
     %reldir%/unit/test_regex \
     %reldir%/unit/test_access \
     %reldir%/unit/test_lookup \
-    %reldir%/unit/test_htpasswd \
+    %reldir%/unit/test_rewrite \
+    %reldir%/unit/test_auth_basic \
     %reldir%/unit/test_path \
     %reldir%/unit/test_binlog \
     %reldir%/unit/test_scoreboard \
@@ -73,9 +74,12 @@ check_PROGRAMS += $(GN_UNIT_TESTS)
 %canon_reldir%_unit_test_lookup_SOURCES = %reldir%/unit/test_lookup.c %reldir%/tap.c %reldir%/tap.h
 %canon_reldir%_unit_test_lookup_CFLAGS = $(GN_UNIT_CFLAGS)
 %canon_reldir%_unit_test_lookup_LDADD = $(GN_UNIT_LDADD)
-%canon_reldir%_unit_test_htpasswd_SOURCES = %reldir%/unit/test_htpasswd.c %reldir%/tap.c %reldir%/tap.h
-%canon_reldir%_unit_test_htpasswd_CFLAGS = $(GN_UNIT_CFLAGS)
-%canon_reldir%_unit_test_htpasswd_LDADD = $(GN_UNIT_LDADD)
+%canon_reldir%_unit_test_rewrite_SOURCES = %reldir%/unit/test_rewrite.c %reldir%/tap.c %reldir%/tap.h
+%canon_reldir%_unit_test_rewrite_CFLAGS = $(GN_UNIT_CFLAGS)
+%canon_reldir%_unit_test_rewrite_LDADD = $(GN_UNIT_LDADD)
+%canon_reldir%_unit_test_auth_basic_SOURCES = %reldir%/unit/test_auth_basic.c %reldir%/tap.c %reldir%/tap.h
+%canon_reldir%_unit_test_auth_basic_CFLAGS = $(GN_UNIT_CFLAGS)
+%canon_reldir%_unit_test_auth_basic_LDADD = $(GN_UNIT_LDADD)
 %canon_reldir%_unit_test_path_SOURCES = %reldir%/unit/test_path.c %reldir%/tap.c %reldir%/tap.h
 %canon_reldir%_unit_test_path_CFLAGS = $(GN_UNIT_CFLAGS)
 %canon_reldir%_unit_test_path_LDADD = $(GN_UNIT_LDADD)
@@ -137,6 +141,7 @@ GN_INTEG_TESTS = \
     %reldir%/integ/72-specweb99-load.t \
     %reldir%/integ/80-issue-3.t \
     %reldir%/integ/80-issue-18.t \
+    %reldir%/integ/80-issue-19.t \
     %reldir%/integ/81-install-layout.t \
     %reldir%/integ/82-status-totals.t \
     %reldir%/integ/83-rlimit-nofile.t

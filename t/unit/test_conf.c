@@ -39,7 +39,6 @@ typedef struct {
     gn_flag_t    daemon;
     gn_str_t     pid;
     gn_str_t     user;
-    gn_uint_t    level;
     size_t       buffer_size;
     gn_msec_t    timeout;
     gn_array_t  *env;
@@ -56,14 +55,6 @@ static char *t_location(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
 static char *t_types(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf);
 
 
-static const gn_conf_enum_t  t_levels[] = {
-    { gn_string("error"), 4 },
-    { gn_string("warn"), 5 },
-    { gn_string("info"), 7 },
-    { gn_null_string, 0 }
-};
-
-
 static const gn_conf_cmd_t  t_main_cmds[] = {
     { gn_string("workers"), GN_CONF_MAIN | GN_CONF_TAKE1,
       gn_conf_set_num_slot, GN_CONF_MAIN_CONF,
@@ -77,9 +68,6 @@ static const gn_conf_cmd_t  t_main_cmds[] = {
     { gn_string("user"), GN_CONF_MAIN | GN_CONF_TAKE1,
       gn_conf_set_str_slot, GN_CONF_MAIN_CONF,
       offsetof(t_main_conf_t, user), NULL, NULL },
-    { gn_string("log_level"), GN_CONF_MAIN | GN_CONF_TAKE1,
-      gn_conf_set_enum_slot, GN_CONF_MAIN_CONF,
-      offsetof(t_main_conf_t, level), t_levels, NULL },
     { gn_string("buffer_size"), GN_CONF_MAIN | GN_CONF_TAKE1,
       gn_conf_set_size_slot, GN_CONF_MAIN_CONF,
       offsetof(t_main_conf_t, buffer_size), NULL, NULL },
@@ -361,7 +349,6 @@ t_setup(void)
 
     mcf->workers = GN_CONF_UNSET;
     mcf->daemon = GN_CONF_UNSET;
-    mcf->level = GN_CONF_UNSET_UINT;
     mcf->buffer_size = GN_CONF_UNSET_SIZE;
     mcf->timeout = GN_CONF_UNSET_MSEC;
     mcf->servers = gn_array_create(pool, 2, sizeof(t_srv_conf_t *));
@@ -592,7 +579,6 @@ test_setters(void)
         "daemon OFF;\n"
         "pid logs/gannet.pid;\n"
         "user \"www data\";\n"
-        "log_level WARN;\n"
         "buffer_size 8m;\n"
         "timeout 1m30s;\n"
         "env A=1 B=2;\n"
@@ -631,7 +617,6 @@ test_setters(void)
            "path slot resolved against prefix");
     ok(mcf->pid.data[mcf->pid.len] == '\0', "path slot NUL-terminated");
     is_str(mcf->user.data, mcf->user.len, "www data", "str slot, quoted");
-    is_int(mcf->level, 5, "enum slot, case-insensitive");
     is_int(mcf->buffer_size, 8 * 1024 * 1024, "size slot: 8m");
     is_int(mcf->timeout, 90000, "msec slot: 1m30s");
 
@@ -683,8 +668,6 @@ test_setters(void)
              "\"buffer_size\" directive is duplicate in t.conf:1");
     conf_err("timeout 1s; timeout 1s;",
              "\"timeout\" directive is duplicate in t.conf:1");
-    conf_err("log_level info; log_level info;",
-             "\"log_level\" directive is duplicate in t.conf:1");
     conf_err("user a; user b;",
              "\"user\" directive is duplicate in t.conf:1");
 
@@ -696,9 +679,6 @@ test_setters(void)
              "invalid size \"8q\" in \"buffer_size\" directive in t.conf:1");
     conf_err("timeout 1x;",
              "invalid time \"1x\" in \"timeout\" directive in t.conf:1");
-    conf_err("\nlog_level loud;",
-             "invalid value \"loud\" in \"log_level\" directive, it must be "
-             "\"error\", \"warn\" or \"info\" in t.conf:2");
 }
 
 

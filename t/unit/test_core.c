@@ -1,6 +1,6 @@
 /*
  * Unit tests for the small pure pieces: pools, strings and number
- * parsers, the timer heap.
+ * parsers, the grow-a-buffer helper, the timer heap.
  */
 
 #include "gn_config.h"
@@ -158,6 +158,37 @@ on_timer(gn_timer_t *t)
 
 
 static void
+test_reserve(void)
+{
+    u_char  *buf = NULL, *before;
+    size_t   cap = 0;
+
+    is_int(gn_str_reserve(&buf, &cap, 10, 4096), GN_OK, "reserve: first");
+    ok(buf != NULL && cap == 4096, "reserve: at least `min` (%zu)", cap);
+    memcpy(buf, "0123456789", 10);
+
+    before = buf;
+    is_int(gn_str_reserve(&buf, &cap, 4096, 4096), GN_OK, "reserve: fits");
+    ok(buf == before && cap == 4096, "reserve: no realloc when it fits");
+
+    is_int(gn_str_reserve(&buf, &cap, 4097, 4096), GN_OK, "reserve: grows");
+    is_int((gn_int_t) cap, 8192, "reserve: doubles");
+    is_int(gn_str_reserve(&buf, &cap, 70000, 4096), GN_OK,
+           "reserve: a big step");
+    is_int((gn_int_t) cap, 131072, "reserve: doubles until it holds them");
+    is_str(buf, 10, "0123456789", "reserve: the bytes are kept");
+    free(buf);
+
+    buf = NULL;
+    cap = 0;
+    is_int(gn_str_reserve(&buf, &cap, 3, 0), GN_OK, "reserve: min 0");
+    ok(buf != NULL && cap >= 3, "reserve: min 0 still makes room (%zu)",
+       cap);
+    free(buf);
+}
+
+
+static void
 test_timers(void)
 {
     gn_timer_t  t[5];
@@ -247,6 +278,7 @@ main(void)
     test_free_list();
     test_strlow();
     test_numbers();
+    test_reserve();
     test_timers();
     test_addr_text();
 
