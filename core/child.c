@@ -16,7 +16,6 @@
 #include <sys/resource.h>
 
 #include "child.h"
-#include "master.h"
 #include "process.h"
 #include "event.h"
 #include "timer.h"
@@ -61,7 +60,7 @@ static void
 gn_child_signals(sigset_t *wait_mask)
 {
     struct sigaction           sa;
-    const gn_master_signal_t  *s;
+    const gn_process_signal_t  *s;
 
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = gn_child_signal;
@@ -69,7 +68,7 @@ gn_child_signals(sigset_t *wait_mask)
 
     /* the master's signals: those the child has no use for (HUP, USR2)
      * are caught and ignored, not left to kill it */
-    for (s = gn_master_signals; s->signo != 0; s++) {
+    for (s = gn_process_signals; s->signo != 0; s++) {
         if (s->signo != SIGCHLD) {
             (void) sigaction(s->signo, &sa, NULL);
         }

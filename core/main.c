@@ -300,10 +300,10 @@ gn_reload_and_wait(const char *pidfile, pid_t pid)
 static int
 gn_send_signal(const char *pidfile, const char *name)
 {
-    const gn_master_signal_t  *s;
+    const gn_process_signal_t  *s;
     pid_t                      pid;
 
-    for (s = gn_master_signals; s->signo != 0; s++) {
+    for (s = gn_process_signals; s->signo != 0; s++) {
         if (s->name != NULL && strcmp(s->name, name) == 0) {
             break;
         }

@@ -42,32 +42,13 @@ static const char         *gn_conf_path;
 static const char         *gn_prefix;
 
 
-/*
- * Every signal the master acts on, in one place: each is blocked before
- * the first fork and fetched by sigtimedwait() in gn_master_run(), and
- * those with a name are what `gannet -s NAME` sends. USR2 is here so that
- * it is fetched and ignored: blocked but never fetched, it stayed pending
- * for good; not blocked, it would kill the master (its default action).
- */
-const gn_master_signal_t  gn_master_signals[] = {
-    { SIGTERM, "stop" },
-    { SIGQUIT, "quit" },
-    { SIGHUP, "reload" },
-    { SIGUSR1, "reopen" },
-    { SIGINT, NULL },
-    { SIGCHLD, NULL },
-    { SIGUSR2, NULL },
-    { 0, NULL }
-};
-
-
 static void
 gn_master_signal_set(sigset_t *set)
 {
-    const gn_master_signal_t  *s;
+    const gn_process_signal_t  *s;
 
     sigemptyset(set);
-    for (s = gn_master_signals; s->signo != 0; s++) {
+    for (s = gn_process_signals; s->signo != 0; s++) {
         sigaddset(set, s->signo);
     }
 }

@@ -11,16 +11,6 @@
 #include "cycle.h"
 
 
-/* A signal the master waits for; `name` is its `gannet -s` word, or
- * NULL when -s does not send it. */
-typedef struct {
-    int                 signo;
-    const char         *name;
-} gn_master_signal_t;
-
-/* Ends with signo 0. */
-extern const gn_master_signal_t  gn_master_signals[];
-
 /* Blocks the master's signals, before the first fork (the children
  * inherit the mask: child.c). */
 void gn_master_block_signals(void);

@@ -24,6 +24,17 @@ typedef struct {
 /* Indexed by scoreboard slot. Master only. */
 extern gn_process_t  gn_processes[GN_SB_SLOTS];
 
+/* A signal of the process model: the master waits for it (blocked
+ * before the first fork, fetched by sigtimedwait), a child handles those
+ * it needs; `name` is its `gannet -s` word, or NULL when -s does not
+ * send it. The table ends with signo 0. */
+typedef struct {
+    int                 signo;
+    const char         *name;
+} gn_process_signal_t;
+
+extern const gn_process_signal_t  gn_process_signals[];
+
 /* What a forked child runs (gn_child_run); it does not return. */
 typedef void (*gn_process_main_pt)(gn_cycle_t *cycle, gn_int_t slot,
     gn_uint_t generation);
