@@ -210,11 +210,14 @@ gn_read_pid(const char *path, gn_uint_t quiet_missing)
 }
 
 
-/* Is pid a live gannet master? (Not some process that reused the pid.) */
+/* Is pid a live gannet master? (Not some process that reused the pid.)
+ * Its title ("gannet: master process") is its argv[0], or, under a
+ * wrapper such as valgrind, one argument is the gannet binary. An editor
+ * of gannet.conf is none of these. */
 static gn_uint_t
 gn_pid_is_gannet(pid_t pid)
 {
-    char     path[64], buf[256];
+    char     path[64], buf[4096], *arg, *base;
     ssize_t  n;
     int      fd;
 
@@ -235,7 +238,19 @@ gn_pid_is_gannet(pid_t pid)
     }
     buf[n] = '\0';
 
-    return strstr(buf, "gannet") != NULL;
+    if (strncmp(buf, "gannet", 6) == 0) {
+        return 1;                    /* the title */
+    }
+
+    for (arg = buf; arg < buf + n; arg += strlen(arg) + 1) {
+        base = strrchr(arg, '/');
+        base = base ? base + 1 : arg;
+        if (strcmp(base, "gannet") == 0) {
+            return 1;
+        }
+    }
+
+    return 0;
 }
 
 
