@@ -81,9 +81,6 @@ gn_cycle_default_path(gn_str_t *s, const char *path)
 }
 
 
-#define GN_ALL   (GN_CONF_MAIN | GN_CONF_SRV | GN_CONF_LOC)
-#define gn_loc_offset(f)   offsetof(gn_loc_conf_t, f)
-#define gn_main_offset(f)  offsetof(gn_main_conf_t, f)
 
 const gn_conf_cmd_t  gn_cycle_commands[] = {
 
@@ -119,19 +116,19 @@ const gn_conf_cmd_t  gn_cycle_commands[] = {
     { gn_string("location"), GN_CONF_SRV | GN_CONF_BLOCK | GN_CONF_TAKE12,
       gn_cycle_location, GN_CONF_SRV_CONF, 0, NULL, NULL },
 
-    { gn_string("root"), GN_ALL | GN_CONF_TAKE1,
+    { gn_string("root"), GN_CONF_ANY | GN_CONF_TAKE1,
       gn_cycle_root, GN_CONF_LOC_CONF, gn_loc_offset(root), NULL, NULL },
-    { gn_string("index"), GN_ALL | GN_CONF_1MORE,
+    { gn_string("index"), GN_CONF_ANY | GN_CONF_1MORE,
       gn_conf_set_str_array_slot, GN_CONF_LOC_CONF, gn_loc_offset(index),
       NULL, NULL },
-    { gn_string("types"), GN_ALL | GN_CONF_BLOCK | GN_CONF_NOARGS,
+    { gn_string("types"), GN_CONF_ANY | GN_CONF_BLOCK | GN_CONF_NOARGS,
       gn_cycle_types, GN_CONF_LOC_CONF, 0, NULL, NULL },
-    { gn_string("default_type"), GN_ALL | GN_CONF_TAKE1,
+    { gn_string("default_type"), GN_CONF_ANY | GN_CONF_TAKE1,
       gn_conf_set_str_slot, GN_CONF_LOC_CONF, gn_loc_offset(default_type),
       NULL, "application/octet-stream" },
-    { gn_string("access_log"), GN_ALL | GN_CONF_1MORE,
+    { gn_string("access_log"), GN_CONF_ANY | GN_CONF_1MORE,
       gn_access_log_directive, GN_CONF_LOC_CONF, 0, NULL, NULL },
-    { gn_string("server_tokens"), GN_ALL | GN_CONF_FLAG,
+    { gn_string("server_tokens"), GN_CONF_ANY | GN_CONF_FLAG,
       gn_conf_set_flag_slot, GN_CONF_LOC_CONF, gn_loc_offset(server_tokens),
       NULL, "off" },
     { gn_string("error_page"), GN_CONF_SRV | GN_CONF_LOC | GN_CONF_2MORE,

@@ -223,6 +223,10 @@ gn_int_t gn_cycle_find_pid(const char *conf_file, const char *prefix,
  * registry, until the layering moves them to their features. */
 extern const gn_conf_cmd_t  gn_cycle_commands[];
 
+/* A directive row's slot in a level's settings or the main settings. */
+#define gn_loc_offset(f)   offsetof(gn_loc_conf_t, f)
+#define gn_main_offset(f)  offsetof(gn_main_conf_t, f)
+
 gn_cycle_t *gn_cycle_create(const char *conf_file, const char *prefix,
     char *err, size_t errlen);
 

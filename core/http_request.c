@@ -29,40 +29,37 @@
 #include "access.h"
 
 
-#define GN_HTTP_ALL        (GN_CONF_MAIN | GN_CONF_SRV | GN_CONF_LOC)
-#define gn_http_offset(f)  offsetof(gn_loc_conf_t, f)
-
 /* The limits and timeouts of HTTP requests and connections (feature.c's
  * "http"): plain slots, their defaults in their rows. */
 const gn_conf_cmd_t  gn_http_commands[] = {
 
-    { gn_string("keepalive_timeout"), GN_HTTP_ALL | GN_CONF_TAKE1,
+    { gn_string("keepalive_timeout"), GN_CONF_ANY | GN_CONF_TAKE1,
       gn_conf_set_msec_slot, GN_CONF_LOC_CONF,
-      gn_http_offset(keepalive_timeout), NULL, "75s" },
-    { gn_string("keepalive_requests"), GN_HTTP_ALL | GN_CONF_TAKE1,
+      gn_loc_offset(keepalive_timeout), NULL, "75s" },
+    { gn_string("keepalive_requests"), GN_CONF_ANY | GN_CONF_TAKE1,
       gn_conf_set_num_slot, GN_CONF_LOC_CONF,
-      gn_http_offset(keepalive_requests), NULL, "1000" },
-    { gn_string("client_header_timeout"), GN_HTTP_ALL | GN_CONF_TAKE1,
+      gn_loc_offset(keepalive_requests), NULL, "1000" },
+    { gn_string("client_header_timeout"), GN_CONF_ANY | GN_CONF_TAKE1,
       gn_conf_set_msec_slot, GN_CONF_LOC_CONF,
-      gn_http_offset(client_header_timeout), NULL, "60s" },
-    { gn_string("client_body_timeout"), GN_HTTP_ALL | GN_CONF_TAKE1,
+      gn_loc_offset(client_header_timeout), NULL, "60s" },
+    { gn_string("client_body_timeout"), GN_CONF_ANY | GN_CONF_TAKE1,
       gn_conf_set_msec_slot, GN_CONF_LOC_CONF,
-      gn_http_offset(client_body_timeout), NULL, "60s" },
-    { gn_string("send_timeout"), GN_HTTP_ALL | GN_CONF_TAKE1,
-      gn_conf_set_msec_slot, GN_CONF_LOC_CONF, gn_http_offset(send_timeout),
+      gn_loc_offset(client_body_timeout), NULL, "60s" },
+    { gn_string("send_timeout"), GN_CONF_ANY | GN_CONF_TAKE1,
+      gn_conf_set_msec_slot, GN_CONF_LOC_CONF, gn_loc_offset(send_timeout),
       NULL, "60s" },
-    { gn_string("client_max_request_line"), GN_HTTP_ALL | GN_CONF_TAKE1,
+    { gn_string("client_max_request_line"), GN_CONF_ANY | GN_CONF_TAKE1,
       gn_conf_set_size_slot, GN_CONF_LOC_CONF,
-      gn_http_offset(client_max_request_line), NULL, "8k" },
-    { gn_string("client_max_header_size"), GN_HTTP_ALL | GN_CONF_TAKE1,
+      gn_loc_offset(client_max_request_line), NULL, "8k" },
+    { gn_string("client_max_header_size"), GN_CONF_ANY | GN_CONF_TAKE1,
       gn_conf_set_size_slot, GN_CONF_LOC_CONF,
-      gn_http_offset(client_max_header_size), NULL, "32k" },
-    { gn_string("client_max_headers"), GN_HTTP_ALL | GN_CONF_TAKE1,
+      gn_loc_offset(client_max_header_size), NULL, "32k" },
+    { gn_string("client_max_headers"), GN_CONF_ANY | GN_CONF_TAKE1,
       gn_conf_set_num_slot, GN_CONF_LOC_CONF,
-      gn_http_offset(client_max_headers), &gn_conf_num_min_1, "100" },
-    { gn_string("client_max_body_size"), GN_HTTP_ALL | GN_CONF_TAKE1,
+      gn_loc_offset(client_max_headers), &gn_conf_num_min_1, "100" },
+    { gn_string("client_max_body_size"), GN_CONF_ANY | GN_CONF_TAKE1,
       gn_conf_set_size_slot, GN_CONF_LOC_CONF,
-      gn_http_offset(client_max_body_size), NULL, "1m" },
+      gn_loc_offset(client_max_body_size), NULL, "1m" },
     gn_conf_null_cmd
 };
 

@@ -18,43 +18,40 @@
 #include "str.h"
 
 
-#define GN_STATIC_ALL        (GN_CONF_MAIN | GN_CONF_SRV | GN_CONF_LOC)
-#define gn_static_offset(f)  offsetof(gn_loc_conf_t, f)
-
 /* The static files' and the open-file cache's directives (feature.c):
  * plain slots of each level, their defaults in their rows. */
 const gn_conf_cmd_t  gn_http_static_commands[] = {
 
-    { gn_string("sendfile"), GN_STATIC_ALL | GN_CONF_FLAG,
-      gn_conf_set_flag_slot, GN_CONF_LOC_CONF, gn_static_offset(sendfile),
+    { gn_string("sendfile"), GN_CONF_ANY | GN_CONF_FLAG,
+      gn_conf_set_flag_slot, GN_CONF_LOC_CONF, gn_loc_offset(sendfile),
       NULL, "on" },
-    { gn_string("etag"), GN_STATIC_ALL | GN_CONF_FLAG,
-      gn_conf_set_flag_slot, GN_CONF_LOC_CONF, gn_static_offset(etag), NULL,
+    { gn_string("etag"), GN_CONF_ANY | GN_CONF_FLAG,
+      gn_conf_set_flag_slot, GN_CONF_LOC_CONF, gn_loc_offset(etag), NULL,
       "on" },
-    { gn_string("last_modified"), GN_STATIC_ALL | GN_CONF_FLAG,
+    { gn_string("last_modified"), GN_CONF_ANY | GN_CONF_FLAG,
       gn_conf_set_flag_slot, GN_CONF_LOC_CONF,
-      gn_static_offset(last_modified), NULL, "on" },
-    { gn_string("max_ranges"), GN_STATIC_ALL | GN_CONF_TAKE1,
-      gn_conf_set_num_slot, GN_CONF_LOC_CONF, gn_static_offset(max_ranges),
+      gn_loc_offset(last_modified), NULL, "on" },
+    { gn_string("max_ranges"), GN_CONF_ANY | GN_CONF_TAKE1,
+      gn_conf_set_num_slot, GN_CONF_LOC_CONF, gn_loc_offset(max_ranges),
       NULL, "16" },
-    { gn_string("sendfile_min_size"), GN_STATIC_ALL | GN_CONF_TAKE1,
+    { gn_string("sendfile_min_size"), GN_CONF_ANY | GN_CONF_TAKE1,
       gn_conf_set_size_slot, GN_CONF_LOC_CONF,
-      gn_static_offset(sendfile_min_size), NULL, "16k" },
-    { gn_string("file_cache"), GN_STATIC_ALL | GN_CONF_FLAG,
-      gn_conf_set_flag_slot, GN_CONF_LOC_CONF, gn_static_offset(file_cache),
+      gn_loc_offset(sendfile_min_size), NULL, "16k" },
+    { gn_string("file_cache"), GN_CONF_ANY | GN_CONF_FLAG,
+      gn_conf_set_flag_slot, GN_CONF_LOC_CONF, gn_loc_offset(file_cache),
       NULL, "on" },
-    { gn_string("file_cache_valid"), GN_STATIC_ALL | GN_CONF_TAKE1,
+    { gn_string("file_cache_valid"), GN_CONF_ANY | GN_CONF_TAKE1,
       gn_conf_set_msec_slot, GN_CONF_LOC_CONF,
-      gn_static_offset(file_cache_valid), NULL, "2s" },
+      gn_loc_offset(file_cache_valid), NULL, "2s" },
     { gn_string("file_cache_entries"), GN_CONF_MAIN | GN_CONF_TAKE1,
       gn_conf_set_num_slot, GN_CONF_LOC_CONF,
-      gn_static_offset(file_cache_entries), &gn_conf_num_min_1, "1024" },
-    { gn_string("symlinks_outside_root"), GN_STATIC_ALL | GN_CONF_FLAG,
+      gn_loc_offset(file_cache_entries), &gn_conf_num_min_1, "1024" },
+    { gn_string("symlinks_outside_root"), GN_CONF_ANY | GN_CONF_FLAG,
       gn_conf_set_flag_slot, GN_CONF_LOC_CONF,
-      gn_static_offset(symlinks_outside_root), NULL, "off" },
-    { gn_string("private_files"), GN_STATIC_ALL | GN_CONF_FLAG,
+      gn_loc_offset(symlinks_outside_root), NULL, "off" },
+    { gn_string("private_files"), GN_CONF_ANY | GN_CONF_FLAG,
       gn_conf_set_flag_slot, GN_CONF_LOC_CONF,
-      gn_static_offset(private_files), NULL, "off" },
+      gn_loc_offset(private_files), NULL, "off" },
     gn_conf_null_cmd
 };
 

@@ -267,7 +267,7 @@ static int
 gn_reload_and_wait(const char *pidfile, pid_t pid)
 {
     char             path[PATH_MAX], msg[1280];
-    uint64_t         seq, start, t0;
+    uint64_t         start, t0;
     gn_uint_t        ok, waited;
     struct timespec  tick = { 0, 20 * 1000000 };
 
@@ -282,7 +282,7 @@ gn_reload_and_wait(const char *pidfile, pid_t pid)
     }
 
     for (waited = 0; waited < GN_RELOAD_WAIT_SEC * 50; waited++) {
-        if (gn_master_verdict_read(path, &seq, &start, &ok, msg, sizeof(msg))
+        if (gn_master_verdict_read(path, &start, &ok, msg, sizeof(msg))
                 == GN_OK
             && start >= t0)
         {

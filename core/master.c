@@ -417,11 +417,11 @@ gn_master_verdict_path(const char *pid_file, char *buf, size_t size)
 
 
 gn_int_t
-gn_master_verdict_read(const char *path, uint64_t *seq, uint64_t *start_ms,
-    gn_uint_t *ok, char *msg, size_t size)
+gn_master_verdict_read(const char *path, uint64_t *start_ms, gn_uint_t *ok,
+    char *msg, size_t size)
 {
     char                buf[1280], word[8];
-    unsigned long long  s, t;
+    unsigned long long  t;
     ssize_t             n;
     int                 fd, at;
 
@@ -438,11 +438,11 @@ gn_master_verdict_read(const char *path, uint64_t *seq, uint64_t *start_ms,
     buf[strcspn(buf, "\n")] = '\0';
 
     at = 0;
-    if (sscanf(buf, "%llu %llu %7s %n", &s, &t, word, &at) != 3 || at == 0) {
+    /* SEQ (for a person reading the file) START_MS ok|failed TEXT */
+    if (sscanf(buf, "%*u %llu %7s %n", &t, word, &at) != 2 || at == 0) {
         return GN_ERROR;
     }
 
-    *seq = s;
     *start_ms = t;
     *ok = strcmp(word, "ok") == 0;
     snprintf(msg, size, "%s", buf + at);

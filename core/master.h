@@ -40,8 +40,8 @@ int gn_master_run(const char *conf_file, const char *prefix);
  * verdict of its own signal and print it.
  */
 void gn_master_verdict_path(const char *pid_file, char *buf, size_t size);
-gn_int_t gn_master_verdict_read(const char *path, uint64_t *seq,
-    uint64_t *start_ms, gn_uint_t *ok, char *msg, size_t size);
+gn_int_t gn_master_verdict_read(const char *path, uint64_t *start_ms,
+    gn_uint_t *ok, char *msg, size_t size);
 uint64_t gn_master_wall_msec(void);
 
 #endif /* GN_CORE_MASTER_H_INCLUDED */

@@ -139,19 +139,19 @@ const gn_conf_cmd_t  gn_tls_commands[] = {
       gn_tls_conf_protocols, GN_CONF_LOC_CONF, 0, NULL, NULL },
     { gn_string("tls_priority"), GN_CONF_MAIN | GN_CONF_SRV | GN_CONF_TAKE1,
       gn_conf_set_str_slot, GN_CONF_LOC_CONF,
-      offsetof(gn_loc_conf_t, tls_priority), NULL, NULL },
+      gn_loc_offset(tls_priority), NULL, NULL },
     { gn_string("tls_session_tickets"),
       GN_CONF_MAIN | GN_CONF_SRV | GN_CONF_FLAG,
       gn_conf_set_flag_slot, GN_CONF_LOC_CONF,
-      offsetof(gn_loc_conf_t, tls_session_tickets), NULL, "on" },
+      gn_loc_offset(tls_session_tickets), NULL, "on" },
     { gn_string("tls_session_cache"), GN_CONF_MAIN | GN_CONF_TAKE1,
       gn_tls_conf_session_cache, GN_CONF_MAIN_CONF, 0, NULL, NULL },
     { gn_string("tls_session_timeout"), GN_CONF_MAIN | GN_CONF_TAKE1,
       gn_conf_set_msec_slot, GN_CONF_MAIN_CONF,
-      offsetof(gn_main_conf_t, tls_session_timeout), NULL, NULL },
+      gn_main_offset(tls_session_timeout), NULL, NULL },
     { gn_string("tls_ticket_key_file"), GN_CONF_MAIN | GN_CONF_TAKE1,
       gn_conf_set_path_slot, GN_CONF_MAIN_CONF,
-      offsetof(gn_main_conf_t, tls_ticket_key_file), NULL, NULL },
+      gn_main_offset(tls_ticket_key_file), NULL, NULL },
     gn_conf_null_cmd
 };
 
