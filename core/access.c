@@ -25,7 +25,7 @@ static char *gn_access_user_file(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
     void *conf);
 
 
-const gn_conf_cmd_t  gn_access_commands[] = {
+static const gn_conf_cmd_t  gn_access_commands[] = {
 
     { gn_string("allow"), GN_CONF_ANY | GN_CONF_TAKE1,
       gn_access_rule, GN_CONF_LOC_CONF, 0, NULL, NULL },
@@ -185,9 +185,9 @@ gn_access_match(const gn_access_rule_t *rules, gn_uint_t n,
 
 /* This level's access settings, made on first use. */
 static gn_access_conf_t *
-gn_access_conf(gn_conf_t *cf, gn_loc_conf_t *lc)
+gn_access_conf(gn_conf_t *cf, gn_access_part_t *part)
 {
-    gn_access_conf_t  *ac = lc->access;
+    gn_access_conf_t  *ac = part->conf;
 
     if (ac == NULL) {
         ac = gn_pcalloc(cf->pool, sizeof(gn_access_conf_t));
@@ -196,7 +196,7 @@ gn_access_conf(gn_conf_t *cf, gn_loc_conf_t *lc)
         }
         ac->satisfy = GN_CONF_UNSET_UINT;
         ac->auth = GN_CONF_UNSET;
-        lc->access = ac;
+        part->conf = ac;
     }
 
     return ac;
@@ -358,14 +358,14 @@ gn_access_user_file(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
 }
 
 
-gn_int_t
+static gn_int_t
 gn_access_merge(gn_conf_t *cf, gn_loc_conf_t *lc, gn_loc_conf_t *prev)
 {
-    gn_access_conf_t  *ac = lc->access;
-    gn_access_conf_t  *pc = prev != NULL ? prev->access : NULL;
+    gn_access_conf_t  *ac = gn_access_part(lc)->conf;
+    gn_access_conf_t  *pc = prev != NULL ? gn_access_part(prev)->conf : NULL;
 
     if (ac == NULL) {
-        lc->access = pc;             /* nothing here: share the outer one */
+        gn_access_part(lc)->conf = pc;   /* nothing here: share the outer one */
         return GN_OK;
     }
 
@@ -411,7 +411,7 @@ gn_access_merge(gn_conf_t *cf, gn_loc_conf_t *lc, gn_loc_conf_t *prev)
 gn_int_t
 gn_access_check(gn_http_request_t *r)
 {
-    gn_access_conf_t  *ac = r->loc->access;
+    gn_access_conf_t  *ac = gn_access_part(r->loc)->conf;
     gn_uint_t          m;
     gn_int_t           rc;
 
@@ -451,3 +451,9 @@ gn_access_check(gn_http_request_t *r)
 
     return gn_auth_basic_challenge(r, &ac->challenge);
 }
+
+
+const gn_feature_t  gn_access_feature = {
+    "access", gn_access_commands, 0, sizeof(gn_access_part_t),
+    NULL, gn_access_merge, NULL, NULL, NULL, NULL, NULL
+};

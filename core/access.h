@@ -53,8 +53,17 @@ typedef struct {
 } gn_access_conf_t;
 
 
-/* allow, deny, satisfy, auth_basic, auth_basic_user_file */
-extern const gn_conf_cmd_t  gn_access_commands[];
+/* The "access" feature's part of a level (feature.h): the settings
+ * of the nearest level that has any (shared), or NULL: no rules. */
+typedef struct {
+    gn_access_conf_t *conf;
+} gn_access_part_t;
+
+#define gn_access_part(lc)  ((gn_access_part_t *) (lc)->conf[GN_FEATURE_ACCESS])
+
+/* The registry's "access": allow, deny, satisfy, auth_basic,
+ * auth_basic_user_file; inherited as a whole by levels without any. */
+extern const gn_feature_t  gn_access_feature;
 
 /*
  * Parses "all", "ADDR" or "ADDR/BITS" (IPv4 or IPv6) into rule (deny is
@@ -73,11 +82,6 @@ gn_int_t gn_access_parse_rule(const gn_str_t *text, gn_access_rule_t *rule,
  */
 gn_uint_t gn_access_match(const gn_access_rule_t *rules, gn_uint_t n,
     const struct sockaddr *sa);
-
-/* Config time (cycle.c, from gn_loc_conf_merge): inherits from prev
- * (NULL at the main level). Returns GN_OK or GN_ERROR with cf->err. */
-gn_int_t gn_access_merge(gn_conf_t *cf, gn_loc_conf_t *lc,
-    gn_loc_conf_t *prev);
 
 /*
  * Child, per request, once r->loc is known. Returns GN_DECLINED when the

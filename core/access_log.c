@@ -279,11 +279,12 @@ static gn_log_format_t *
 gn_access_log_find_format(gn_conf_t *cf, const gn_str_t *name)
 {
     gn_cycle_t        *cycle = cf->data;
+    gn_array_t        *formats = gn_access_log_conf(cycle->main_loc)->formats;
     gn_log_format_t  **fmts;
     gn_uint_t          i;
 
-    fmts = cycle->main->log_formats.elts;
-    for (i = 0; i < cycle->main->log_formats.nelts; i++) {
+    fmts = formats != NULL ? formats->elts : NULL;
+    for (i = 0; formats != NULL && i < formats->nelts; i++) {
         if (gn_str_cmp(&fmts[i]->name, name) == 0) {
             return fmts[i];
         }
@@ -397,10 +398,10 @@ gn_access_log_file(gn_conf_t *cf, gn_access_log_t *al, gn_str_t *path,
 }
 
 
-char *
+static char *
 gn_access_log_directive(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
 {
-    gn_loc_conf_t     *lc = conf;
+    gn_access_log_conf_t  *lc = conf;
     gn_str_t          *value = cf->args->elts, path, combined, *name;
     gn_access_log_t   *al;
     gn_access_file_t   want;
@@ -410,7 +411,7 @@ gn_access_log_directive(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
         if (cf->args->nelts != 2) {
             return "has invalid parameters after \"off\"";
         }
-        lc->access_log_off = 1;
+        lc->off = 1;
         return GN_CONF_OK;
     }
 
@@ -420,15 +421,15 @@ gn_access_log_directive(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
         return rv;
     }
 
-    if (lc->access_logs == NULL) {
-        lc->access_logs = gn_array_create(cf->pool, 1,
+    if (lc->logs == NULL) {
+        lc->logs = gn_array_create(cf->pool, 1,
                                           sizeof(gn_access_log_t));
-        if (lc->access_logs == NULL) {
+        if (lc->logs == NULL) {
             return "failed (out of memory)";
         }
     }
 
-    al = gn_array_push(lc->access_logs);
+    al = gn_array_push(lc->logs);
     if (al == NULL) {
         return "failed (out of memory)";
     }
@@ -453,24 +454,31 @@ gn_access_log_directive(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
         return rv;
     }
 
-    lc->access_log_off = 0;
+    lc->off = 0;
     return GN_CONF_OK;
 }
 
 
-char *
+static char *
 gn_access_log_format_directive(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
     void *conf)
 {
-    gn_main_conf_t    *mc = conf;
+    gn_access_log_conf_t  *mc = conf;
     gn_str_t          *value = cf->args->elts, *name, esc;
     gn_log_format_t  **pfmt, *fmt;
     gn_uint_t          i, first, escape;
     char               err[256];
 
     name = &value[1];
-    pfmt = mc->log_formats.elts;
-    for (i = 0; i < mc->log_formats.nelts; i++) {
+    if (mc->formats == NULL) {
+        mc->formats = gn_array_create(cf->pool, 2, sizeof(gn_log_format_t *));
+        if (mc->formats == NULL) {
+            return "failed (out of memory)";
+        }
+    }
+
+    pfmt = mc->formats->elts;
+    for (i = 0; i < mc->formats->nelts; i++) {
         if (gn_str_cmp(&pfmt[i]->name, name) == 0) {
             gn_conf_error(cf, "duplicate log_format \"%.*s\"",
                           GN_STR_ARG(name));
@@ -511,7 +519,7 @@ gn_access_log_format_directive(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
     }
 
     fmt = gn_pcalloc(cf->pool, sizeof(gn_log_format_t));
-    pfmt = gn_array_push(&mc->log_formats);
+    pfmt = gn_array_push(mc->formats);
     if (fmt == NULL || pfmt == NULL) {
         return "failed (out of memory)";
     }
@@ -1018,15 +1026,17 @@ gn_access_log_text(gn_http_request_t *r, gn_access_log_t *al)
 void
 gn_access_log_request(gn_http_request_t *r)
 {
-    gn_access_log_t  *al;
-    gn_uint_t         i;
+    gn_access_log_conf_t  *alc;
+    gn_access_log_t       *al;
+    gn_uint_t              i;
 
-    if (r->loc->access_logs == NULL || r->loc->access_log_off == 1) {
+    alc = gn_access_log_conf(r->loc);
+    if (alc->logs == NULL || alc->off == 1) {
         return;
     }
 
-    al = r->loc->access_logs->elts;
-    for (i = 0; i < r->loc->access_logs->nelts; i++) {
+    al = alc->logs->elts;
+    for (i = 0; i < alc->logs->nelts; i++) {
         if (al[i].af->binary) {
             gn_access_log_binary(r, al[i].af);
         } else {
@@ -1047,7 +1057,7 @@ gn_access_log_flush_all(void)
 }
 
 
-void
+static void
 gn_access_log_files_opened(gn_cycle_t *cycle)
 {
     gn_open_file_t    **files;
@@ -1073,3 +1083,115 @@ gn_access_log_files_opened(gn_cycle_t *cycle)
         }
     }
 }
+
+
+/* ---- the feature ---------------------------------------------------------- */
+
+static const gn_conf_cmd_t  gn_access_log_commands[] = {
+
+    { gn_string("log_format"), GN_CONF_MAIN | GN_CONF_2MORE,
+      gn_access_log_format_directive, GN_CONF_LOC_CONF, 0, NULL, NULL },
+    { gn_string("access_log"), GN_CONF_ANY | GN_CONF_1MORE,
+      gn_access_log_directive, GN_CONF_LOC_CONF, 0, NULL, NULL },
+
+    gn_conf_null_cmd
+};
+
+
+static gn_int_t
+gn_access_log_create_conf(gn_conf_t *cf, gn_loc_conf_t *lc)
+{
+    (void) cf;
+
+    gn_access_log_conf(lc)->off = GN_CONF_UNSET;
+    return GN_OK;
+}
+
+
+/*
+ * As nginx: without an access_log at the top level, the default one -- but
+ * only when some server uses it: a configuration whose every server says
+ * `access_log off` opens no default log file. (The main level is merged
+ * first, so the servers' levels are still as written.)
+ */
+static gn_int_t
+gn_access_log_default(gn_conf_t *cf, gn_cycle_t *cycle)
+{
+    char                   dflt[PATH_MAX + 64];
+    int                    n;
+    gn_uint_t              i, used;
+    gn_srv_conf_t        **srv;
+    gn_access_log_conf_t  *alc;
+
+    alc = gn_access_log_conf(cycle->main_loc);
+    if (alc->logs != NULL || alc->off != GN_CONF_UNSET) {
+        return GN_OK;
+    }
+
+    used = 0;
+    srv = cycle->main->servers.elts;
+    for (i = 0; i < cycle->main->servers.nelts; i++) {
+        alc = gn_access_log_conf(srv[i]->loc);
+        if (alc->logs == NULL && alc->off == GN_CONF_UNSET) {
+            used = 1;
+        }
+    }
+    if (!used) {
+        return GN_OK;
+    }
+
+    n = snprintf(dflt, sizeof(dflt), "access_log \"%s\" combined;",
+                 cycle->paths->access_log);
+    if (n < 0 || (size_t) n >= sizeof(dflt)) {
+        return GN_ERROR;
+    }
+    return gn_conf_parse_string(cf, "(default)", (const u_char *) dflt,
+                                (size_t) n);
+}
+
+
+static gn_int_t
+gn_access_log_merge_conf(gn_conf_t *cf, gn_loc_conf_t *lc,
+    gn_loc_conf_t *prev)
+{
+    gn_access_log_conf_t  *alc = gn_access_log_conf(lc), *palc;
+
+    if (prev == NULL) {
+        return gn_access_log_default(cf, cf->data);
+    }
+
+    palc = gn_access_log_conf(prev);
+    if (alc->logs == NULL && alc->off == GN_CONF_UNSET) {
+        alc->logs = palc->logs;
+        alc->off = palc->off;
+    }
+
+    return GN_OK;
+}
+
+
+static gn_int_t
+gn_access_log_open_cycle(gn_cycle_t *cycle, gn_cycle_t *old, gn_log_t *log)
+{
+    (void) old;
+    (void) log;
+
+    gn_access_log_files_opened(cycle);
+    return GN_OK;
+}
+
+
+static void
+gn_access_log_reopen(gn_cycle_t *cycle, uid_t owner)
+{
+    (void) owner;
+
+    gn_access_log_files_opened(cycle);
+}
+
+
+const gn_feature_t  gn_access_log_feature = {
+    "access_log", gn_access_log_commands, 0, sizeof(gn_access_log_conf_t),
+    gn_access_log_create_conf, gn_access_log_merge_conf, NULL,
+    gn_access_log_open_cycle, NULL, gn_access_log_reopen, NULL
+};

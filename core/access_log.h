@@ -19,11 +19,14 @@
 #include "array.h"
 #include "conf.h"
 #include "timer.h"
+#include "feature.h"
 
 
 struct gn_http_request_s;
 struct gn_cycle_s;
 struct gn_open_file_s;
+
+typedef struct gn_log_format_s  gn_log_format_t;
 
 typedef struct {
     gn_uint_t         var;         /* 0: literal text; else a variable */
@@ -60,13 +63,29 @@ struct gn_access_file_s {
 #define GN_ACCESS_LOG_BUFFER_MAX      (16 * 1024 * 1024)
 
 
-/* Directive handlers (the core table in cycle.c points here):
+/* One access_log of a level. */
+typedef struct {
+    struct gn_open_file_s  *file;
+    gn_log_format_t        *format;
+    gn_access_file_t       *af;        /* buffering, binary */
+} gn_access_log_t;
+
+/* The "access_log" feature's part of a level (feature.h). */
+typedef struct {
+    gn_array_t       *logs;        /* of gn_access_log_t; NULL: inherit */
+    gn_flag_t         off;         /* access_log off; unset: inherit */
+    gn_array_t       *formats;     /* main: of gn_log_format_t * */
+} gn_access_log_conf_t;
+
+#define gn_access_log_conf(lc)                                               \
+    ((gn_access_log_conf_t *) (lc)->conf[GN_FEATURE_ACCESS_LOG])
+
+/* The registry's "access_log":
  *   access_log PATH [FORMAT|binary] [buffer=SIZE] [flush=TIME] | off;
- *   log_format NAME [escape=default|json|none] STRING ...;            */
-char *gn_access_log_directive(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
-    void *conf);
-char *gn_access_log_format_directive(gn_conf_t *cf,
-    const gn_conf_cmd_t *cmd, void *conf);
+ *   log_format NAME [escape=default|json|none] STRING ...;
+ * the default access log; an empty binary log gets its file header when
+ * the master opens or reopens the cycle's files. */
+extern const gn_feature_t  gn_access_log_feature;
 
 /* Writes one line for a finished request to every access log of its
  * location. Child only. */
@@ -74,9 +93,5 @@ void gn_access_log_request(struct gn_http_request_s *r);
 
 /* Child only: writes every buffered line out (reopen, exit). */
 void gn_access_log_flush_all(void);
-
-/* Master (after opening or reopening the cycle's files) and child
- * (after its own reopen): gives an empty binary log its file header. */
-void gn_access_log_files_opened(struct gn_cycle_s *cycle);
 
 #endif /* GN_CORE_ACCESS_LOG_H_INCLUDED */

@@ -216,7 +216,7 @@ gn_api_variable(gn_request_t *rq, const char *name)
                ? gn_api_pstr(r, "HTTP/1.0", 8) : gn_api_pstr(r, "HTTP/1.1", 8);
     }
     if (strcmp(name, "SERVER_SOFTWARE") == 0) {
-        return r->loc->server_tokens
+        return gn_http_conf(r->loc)->server_tokens
                ? gn_api_pstr(r, "gannet/" PACKAGE_VERSION,
                              sizeof("gannet/" PACKAGE_VERSION) - 1)
                : gn_api_pstr(r, "gannet", 6);
@@ -659,7 +659,7 @@ gn_api_child_slot(void)
 static const char *
 gn_api_server_version(void)
 {
-    if (gn_cycle != NULL && gn_cycle->main_loc->server_tokens == 1) {
+    if (gn_cycle != NULL && gn_http_conf(gn_cycle->main_loc)->server_tokens == 1) {
         return "gannet/" PACKAGE_VERSION;
     }
 

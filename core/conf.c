@@ -821,12 +821,15 @@ gn_conf_handle(gn_conf_t *cf, gn_int_t last)
     gn_str_t              *name;
     gn_uint_t              found;
     const gn_conf_cmd_t   *cmd, *c, **t;
+    gn_uint_t              table;
 
     name = cf->args->elts;
     found = 0;
     cmd = NULL;
+    table = 0;
 
     for (t = cf->tables; t != NULL && *t != NULL && cmd == NULL; t++) {
+        table = (gn_uint_t) (t - cf->tables);
         for (c = *t; c->name.len != 0; c++) {
             if (c->name.len != name->len
                 || memcmp(c->name.data, name->data, name->len) != 0)
@@ -868,7 +871,11 @@ gn_conf_handle(gn_conf_t *cf, gn_int_t last)
         return GN_ERROR;
     }
 
-    conf = cmd->conf < gn_nelems(cf->conf) ? cf->conf[cmd->conf] : NULL;
+    if (cf->conf_of != NULL) {
+        conf = cf->conf_of(cf, table, cmd->conf);
+    } else {
+        conf = cmd->conf < gn_nelems(cf->conf) ? cf->conf[cmd->conf] : NULL;
+    }
 
     if (last == GN_CONF_BLOCK_START) {
         cf->buf->block_pending = 1;

@@ -125,6 +125,12 @@ struct gn_conf_s {
     void                  *conf[3];      /* main, srv, loc structs now */
     const gn_conf_cmd_t  **tables;       /* NULL-terminated list of */
                                          /* NULL-name-terminated tables */
+
+    /* set: the struct a row of tables[table] with cmd->conf `which`
+     * addresses (the cycle: a feature's part of the level); NULL:
+     * conf[which] */
+    void                *(*conf_of)(gn_conf_t *cf, gn_uint_t table,
+                                    gn_uint_t which);
     gn_conf_handler_pt     handler;      /* non-NULL: raw block lines */
     void                  *handler_data;
     gn_str_t               prefix;       /* relative paths: "<prefix>/" */

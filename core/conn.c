@@ -673,7 +673,7 @@ gn_conn_buf_get(gn_conn_t *c)
         return c->buf;
     }
 
-    size = c->listen->default_srv->loc->client_max_header_size;
+    size = gn_http_conf(c->listen->default_srv->loc)->client_max_header_size;
 
     b = gn_buf_size == size ? gn_free_list_pop(&gn_buf_free) : NULL;
     if (b == NULL) {

@@ -11,14 +11,8 @@
 #include <pwd.h>
 
 #include "cycle.h"
-#include "listen.h"
-#include "access_log.h"
-#include "errlog.h"
-#include "tls.h"
-#include "module.h"
-#include "rewrite.h"
 #include "feature.h"
-#include "lookup.h"
+#include "regex.h"
 
 
 gn_cycle_t  *gn_cycle;
@@ -34,13 +28,9 @@ static char *gn_cycle_user(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
     void *conf);
 static gn_int_t gn_cycle_lookup_user(gn_main_conf_t *mc, char *err,
     size_t errlen);
-static char *gn_cycle_listen(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
-    void *conf);
 static char *gn_cycle_server_name(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
     void *conf);
 static char *gn_cycle_root(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
-    void *conf);
-static char *gn_cycle_types(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
     void *conf);
 static char *gn_cycle_error_page(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
     void *conf);
@@ -82,7 +72,7 @@ gn_cycle_default_path(gn_str_t *s, const char *path)
 
 
 
-const gn_conf_cmd_t  gn_cycle_commands[] = {
+static const gn_conf_cmd_t  gn_cycle_commands[] = {
 
     { gn_string("children"), GN_CONF_MAIN | GN_CONF_TAKE1,
       gn_cycle_children, GN_CONF_MAIN_CONF, 0, NULL, NULL },
@@ -93,8 +83,6 @@ const gn_conf_cmd_t  gn_cycle_commands[] = {
       NULL },
     { gn_string("chroot"), GN_CONF_MAIN | GN_CONF_TAKE1,
       gn_cycle_chroot, GN_CONF_MAIN_CONF, gn_main_offset(chroot), NULL, NULL },
-    { gn_string("error_log"), GN_CONF_MAIN | GN_CONF_SRV | GN_CONF_TAKE12,
-      gn_errlog_directive, GN_CONF_MAIN_CONF, 0, NULL, NULL },
     { gn_string("shutdown_timeout"), GN_CONF_MAIN | GN_CONF_TAKE1,
       gn_conf_set_msec_slot, GN_CONF_MAIN_CONF,
       gn_main_offset(shutdown_timeout), NULL, NULL },
@@ -104,13 +92,9 @@ const gn_conf_cmd_t  gn_cycle_commands[] = {
     { gn_string("rlimit_nofile"), GN_CONF_MAIN | GN_CONF_TAKE1,
       gn_conf_set_num_slot, GN_CONF_MAIN_CONF,
       gn_main_offset(rlimit_nofile), &gn_conf_num_min_1, NULL },
-    { gn_string("log_format"), GN_CONF_MAIN | GN_CONF_2MORE,
-      gn_access_log_format_directive, GN_CONF_MAIN_CONF, 0, NULL, NULL },
     { gn_string("server"), GN_CONF_MAIN | GN_CONF_BLOCK | GN_CONF_NOARGS,
       gn_cycle_server, GN_CONF_MAIN_CONF, 0, NULL, NULL },
 
-    { gn_string("listen"), GN_CONF_SRV | GN_CONF_1MORE,
-      gn_cycle_listen, GN_CONF_SRV_CONF, 0, NULL, NULL },
     { gn_string("server_name"), GN_CONF_SRV | GN_CONF_1MORE,
       gn_cycle_server_name, GN_CONF_SRV_CONF, 0, NULL, NULL },
     { gn_string("location"), GN_CONF_SRV | GN_CONF_BLOCK | GN_CONF_TAKE12,
@@ -121,16 +105,6 @@ const gn_conf_cmd_t  gn_cycle_commands[] = {
     { gn_string("index"), GN_CONF_ANY | GN_CONF_1MORE,
       gn_conf_set_str_array_slot, GN_CONF_LOC_CONF, gn_loc_offset(index),
       NULL, NULL },
-    { gn_string("types"), GN_CONF_ANY | GN_CONF_BLOCK | GN_CONF_NOARGS,
-      gn_cycle_types, GN_CONF_LOC_CONF, 0, NULL, NULL },
-    { gn_string("default_type"), GN_CONF_ANY | GN_CONF_TAKE1,
-      gn_conf_set_str_slot, GN_CONF_LOC_CONF, gn_loc_offset(default_type),
-      NULL, "application/octet-stream" },
-    { gn_string("access_log"), GN_CONF_ANY | GN_CONF_1MORE,
-      gn_access_log_directive, GN_CONF_LOC_CONF, 0, NULL, NULL },
-    { gn_string("server_tokens"), GN_CONF_ANY | GN_CONF_FLAG,
-      gn_conf_set_flag_slot, GN_CONF_LOC_CONF, gn_loc_offset(server_tokens),
-      NULL, "off" },
     { gn_string("error_page"), GN_CONF_SRV | GN_CONF_LOC | GN_CONF_2MORE,
       gn_cycle_error_page, GN_CONF_LOC_CONF, 0, NULL, NULL },
 
@@ -140,102 +114,117 @@ const gn_conf_cmd_t  gn_cycle_commands[] = {
 
 
 
-static void
-gn_loc_conf_init(gn_loc_conf_t *lc)
-{
-    const gn_feature_t  *f;
-
-    memset(lc, 0, sizeof(gn_loc_conf_t));
-
-    for (f = gn_features; f->name != NULL; f++) {
-        gn_conf_init_slots(f->commands, GN_CONF_LOC_CONF, lc);
-    }
-
-    /* (not plain slots) */
-    lc->access_log_off = GN_CONF_UNSET;
-    lc->tls_protocols = GN_CONF_UNSET_UINT;
-}
-
-
-/* A new server or location level: each feature's part of it. */
-static gn_int_t
-gn_cycle_init_loc(gn_conf_t *cf, gn_loc_conf_t *lc)
-{
-    const gn_feature_t  *f;
-
-    for (f = gn_features; f->name != NULL; f++) {
-        if (f->init_loc != NULL && f->init_loc(cf, lc) != GN_OK) {
-            return GN_ERROR;
-        }
-    }
-
-    return GN_OK;
-}
-
-
+/*
+ * A new level (main, server, location): the core's settings unset, and
+ * every feature's part of it, its plain slots unset, then the rest of it
+ * by the feature's create_conf.
+ */
 static gn_loc_conf_t *
-gn_loc_conf_create(gn_pool_t *pool)
+gn_loc_conf_create(gn_conf_t *cf)
 {
-    gn_loc_conf_t  *lc;
+    gn_loc_conf_t       *lc;
+    const gn_feature_t  *f;
+    gn_uint_t            i;
 
-    lc = gn_palloc(pool, sizeof(gn_loc_conf_t));
-    if (lc != NULL) {
-        gn_loc_conf_init(lc);
+    lc = gn_pcalloc(cf->pool, sizeof(gn_loc_conf_t));
+    if (lc == NULL) {
+        return NULL;
+    }
+
+    for (i = 0; i < GN_FEATURE_N; i++) {
+        f = gn_features[i];
+        if (f->conf_size == 0) {
+            gn_conf_init_slots(f->commands, GN_CONF_LOC_CONF, lc);
+            continue;
+        }
+        lc->conf[i] = gn_pcalloc(cf->pool, f->conf_size);
+        if (lc->conf[i] == NULL) {
+            return NULL;
+        }
+        gn_conf_init_slots(f->commands, GN_CONF_LOC_CONF, lc->conf[i]);
+    }
+
+    for (i = 0; i < GN_FEATURE_N; i++) {
+        f = gn_features[i];
+        if (f->create_conf != NULL && f->create_conf(cf, lc) != GN_OK) {
+            return NULL;
+        }
     }
 
     return lc;
 }
 
 
+/* What a row of cf->tables[table] writes to: a feature's part of the
+ * level, or (features without one, modules' tables) the struct itself. */
+static void *
+gn_cycle_conf_of(gn_conf_t *cf, gn_uint_t table, gn_uint_t which)
+{
+    gn_loc_conf_t  *lc;
+
+    if (which >= gn_nelems(cf->conf)) {
+        return NULL;
+    }
+
+    if (which == GN_CONF_LOC_CONF && table < GN_FEATURE_N
+        && gn_features[table]->conf_size != 0)
+    {
+        lc = cf->conf[GN_CONF_LOC_CONF];
+        return lc->conf[table];
+    }
+
+    return cf->conf[which];
+}
+
+
 /*
- * Inherits from `prev` what `lc` left unset. The top level (prev == NULL)
- * merges with an all-unset level, so every default below is written once,
- * in the merge call that applies it.
+ * Inherits from `prev` what `lc` left unset; the main level (prev NULL)
+ * gets the defaults: every feature's plain slots from their rows, then
+ * each feature's own merge, then the core's settings.
  */
 static gn_int_t
 gn_loc_conf_merge(gn_conf_t *cf, gn_loc_conf_t *lc, gn_loc_conf_t *prev)
 {
     static gn_str_t      index_html = gn_string("index.html");
     const gn_feature_t  *f;
-    gn_loc_conf_t        top;
-    gn_str_t             root, *s;
+    gn_uint_t            i;
+    gn_str_t            *s;
 
-    /* every feature's plain slots (defaults from their rows), then each
-     * feature's own merge */
-    for (f = gn_features; f->name != NULL; f++) {
-        if (gn_conf_merge_slots(cf, f->commands, GN_CONF_LOC_CONF, lc, prev)
+    for (i = 0; i < GN_FEATURE_N; i++) {
+        f = gn_features[i];
+        if (gn_conf_merge_slots(cf, f->commands, GN_CONF_LOC_CONF,
+                                f->conf_size ? lc->conf[i] : (void *) lc,
+                                prev == NULL ? NULL
+                                : f->conf_size ? prev->conf[i]
+                                : (void *) prev)
             != GN_OK)
         {
             return GN_ERROR;
         }
     }
-    for (f = gn_features; f->name != NULL; f++) {
-        if (f->merge_loc != NULL && f->merge_loc(cf, lc, prev) != GN_OK) {
+    for (i = 0; i < GN_FEATURE_N; i++) {
+        f = gn_features[i];
+        if (f->merge_conf != NULL && f->merge_conf(cf, lc, prev) != GN_OK) {
             return GN_ERROR;
         }
     }
 
-    if (prev == NULL) {
-        gn_loc_conf_init(&top);
-        if (lc->root.data == NULL) {
-            gn_cycle_default_path(&root,
+    if (lc->root.data == NULL) {
+        if (prev != NULL) {
+            lc->root = prev->root;
+            lc->root_file = prev->root_file;
+            lc->root_line = prev->root_line;
+        } else {
+            gn_cycle_default_path(&lc->root,
                                   ((gn_cycle_t *) cf->data)->paths->root);
-            if (gn_conf_full_name(cf, &root, 0) != GN_OK) {
+            if (gn_conf_full_name(cf, &lc->root, 0) != GN_OK) {
                 return GN_ERROR;
             }
-            top.root = root;
         }
-        prev = &top;
-    }
-
-    if (lc->root.data == NULL) {
-        lc->root = prev->root;
-        lc->root_file = prev->root_file;
-        lc->root_line = prev->root_line;
     }
 
     if (lc->index == NULL) {
-        lc->index = prev->index;
+        lc->index = prev != NULL ? prev->index : NULL;
         if (lc->index == NULL) {
             lc->index = gn_array_create(cf->pool, 1, sizeof(gn_str_t));
             if (lc->index == NULL) {
@@ -246,19 +235,9 @@ gn_loc_conf_merge(gn_conf_t *cf, gn_loc_conf_t *lc, gn_loc_conf_t *prev)
         }
     }
 
-    if (lc->types == NULL) {
-        lc->types = prev->types;
-    }
-
-    if (lc->access_logs == NULL && lc->access_log_off == GN_CONF_UNSET) {
-        lc->access_logs = prev->access_logs;
-        lc->access_log_off = prev->access_log_off;
-    }
-
-    if (lc->error_pages == NULL) {
+    if (lc->error_pages == NULL && prev != NULL) {
         lc->error_pages = prev->error_pages;
     }
-
 
     return GN_OK;
 }
@@ -328,7 +307,7 @@ gn_cycle_server(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
     void             *saved_srv, *saved_loc;
 
     sc = gn_pcalloc(cf->pool, sizeof(gn_srv_conf_t));
-    lc = gn_loc_conf_create(cf->pool);
+    lc = gn_loc_conf_create(cf);
     if (sc == NULL || lc == NULL
         || gn_array_init(&sc->listens, cf->pool, 2, sizeof(gn_listen_opt_t))
            != GN_OK
@@ -337,10 +316,6 @@ gn_cycle_server(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
         || gn_array_init(&sc->regex_locations, cf->pool, 2,
                          sizeof(gn_loc_conf_t *)) != GN_OK)
     {
-        return "failed (out of memory)";
-    }
-
-    if (gn_cycle_init_loc(cf, lc) != GN_OK) {
         return "failed (out of memory)";
     }
 
@@ -371,6 +346,31 @@ gn_cycle_server(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
 }
 
 
+/* A `location ~ ...` / `~* ...` block's pattern. */
+static gn_int_t
+gn_cycle_location_regex(gn_conf_t *cf, gn_loc_conf_t *lc,
+    const gn_str_t *pattern, gn_uint_t caseless)
+{
+    gn_regex_t  *re;
+    char         err[512];
+
+    re = gn_pcalloc(cf->pool, sizeof(gn_regex_t));
+    if (re == NULL) {
+        return GN_ERROR;
+    }
+
+    if (gn_regex_compile(re, cf->pool, pattern, caseless, err, sizeof(err))
+        != GN_OK)
+    {
+        gn_conf_error(cf, "%s", err);
+        return GN_ERROR;
+    }
+
+    lc->regex = re;
+    return GN_OK;
+}
+
+
 static char *
 gn_cycle_location(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
 {
@@ -381,9 +381,9 @@ gn_cycle_location(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
     gn_uint_t        i;
     void            *saved_loc;
 
-    lc = gn_loc_conf_create(cf->pool);
-    if (lc == NULL || gn_cycle_init_loc(cf, lc) != GN_OK) {
-        return "failed (out of memory)";
+    lc = gn_loc_conf_create(cf);
+    if (lc == NULL) {
+        return cf->err[0] ? GN_CONF_ERROR : "failed (out of memory)";
     }
 
     lc->srv = sc;
@@ -399,8 +399,8 @@ gn_cycle_location(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
             lc->noregex = 1;
 
         } else if (gn_str_eq(&value[1], "~") || gn_str_eq(&value[1], "~*")) {
-            if (gn_rewrite_location_regex(cf, lc, name,
-                                          value[1].len == 2) != GN_OK)
+            if (gn_cycle_location_regex(cf, lc, name, value[1].len == 2)
+                != GN_OK)
             {
                 return GN_CONF_ERROR;
             }
@@ -448,76 +448,6 @@ gn_cycle_location(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
     cf->conf[GN_CONF_LOC_CONF] = saved_loc;
 
     return rc == GN_OK ? GN_CONF_OK : GN_CONF_ERROR;
-}
-
-
-static char *
-gn_cycle_listen(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
-{
-    gn_srv_conf_t    *sc = conf;
-    gn_listen_opt_t  *lo;
-    gn_str_t         *value = cf->args->elts, v;
-    gn_uint_t         i;
-    char              err[256];
-
-    lo = gn_array_push(&sc->listens);
-    if (lo == NULL) {
-        return "failed (out of memory)";
-    }
-
-    memset(lo, 0, sizeof(gn_listen_opt_t));
-    lo->backlog = 511;
-    lo->deferred = -1;
-
-    if (gn_listen_parse_addr(&value[1], lo, err, sizeof(err)) != GN_OK) {
-        gn_conf_error(cf, "%s in \"listen\" directive", err);
-        return GN_CONF_ERROR;
-    }
-
-    for (i = 2; i < cf->args->nelts; i++) {
-
-        if (gn_str_eq(&value[i], "default_server")) {
-            lo->default_server = 1;
-            continue;
-        }
-
-        if (gn_str_eq(&value[i], "tls")) {
-            lo->tls = 1;
-            continue;
-        }
-
-        if (gn_str_eq(&value[i], "deferred")
-            || gn_str_eq(&value[i], "deferred=on"))
-        {
-            lo->deferred = 1;
-            continue;
-        }
-
-        if (gn_str_eq(&value[i], "deferred=off")) {
-            lo->deferred = 0;
-            continue;
-        }
-
-        if (value[i].len > 8 && memcmp(value[i].data, "backlog=", 8) == 0) {
-            v.data = value[i].data + 8;
-            v.len = value[i].len - 8;
-            lo->backlog = gn_atoi(v.data, v.len);
-            if (lo->backlog <= 0 || lo->backlog > 65535) {
-                gn_conf_error(cf, "invalid backlog \"%.*s\" in \"listen\" "
-                              "directive", GN_STR_ARG(&v));
-                return GN_CONF_ERROR;
-            }
-            continue;
-        }
-
-        gn_conf_error(cf, "invalid parameter \"%.*s\" in \"listen\" "
-                      "directive, expected \"tls\", \"default_server\", "
-                      "\"deferred\", \"deferred=off\" or \"backlog=N\"",
-                      GN_STR_ARG(&value[i]));
-        return GN_CONF_ERROR;
-    }
-
-    return GN_CONF_OK;
 }
 
 
@@ -622,71 +552,6 @@ gn_cycle_chroot(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
 }
 
 
-static char *
-gn_cycle_type_line(gn_conf_t *cf, void *data)
-{
-    gn_loc_conf_t  *lc = data;
-    gn_str_t       *value = cf->args->elts;
-    gn_mime_t      *m;
-    gn_uint_t       i;
-
-    if (cf->args->nelts < 2) {
-        gn_conf_error(cf, "invalid number of arguments in \"types\" line, "
-                      "expected a MIME type and one or more extensions");
-        return GN_CONF_ERROR;
-    }
-
-    for (i = 1; i < cf->args->nelts; i++) {
-        m = gn_array_push(lc->types);
-        if (m == NULL) {
-            return "failed (out of memory)";
-        }
-
-        m->type = value[0];
-        m->ext = value[i];
-        (void) gn_strlow(m->ext.data, m->ext.data, m->ext.len);
-    }
-
-    return GN_CONF_OK;
-}
-
-
-static char *
-gn_cycle_types(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
-{
-    gn_loc_conf_t      *lc = conf;
-    gn_int_t            rc;
-    gn_conf_handler_pt  saved;
-    void               *saved_data;
-
-    if (lc->types == NULL) {
-        lc->types = gn_array_create(cf->pool, 64, sizeof(gn_mime_t));
-        if (lc->types == NULL) {
-            return "failed (out of memory)";
-        }
-    }
-
-    saved = cf->handler;
-    saved_data = cf->handler_data;
-    cf->handler = gn_cycle_type_line;
-    cf->handler_data = lc;
-
-    rc = gn_conf_parse(cf, NULL);
-
-    cf->handler = saved;
-    cf->handler_data = saved_data;
-
-    if (rc != GN_OK) {
-        return GN_CONF_ERROR;
-    }
-
-    qsort(lc->types->elts, lc->types->nelts, sizeof(gn_mime_t),
-          gn_lookup_mime_cmp);
-
-    return GN_CONF_OK;
-}
-
-
 gn_open_file_t *
 gn_cycle_open_file_add(gn_conf_t *cf, gn_str_t *name)
 {
@@ -785,10 +650,7 @@ gn_cycle_merge_servers(gn_conf_t *cf, gn_cycle_t *cycle)
 {
     gn_srv_conf_t    **psc, *sc;
     gn_loc_conf_t    **plc;
-    gn_listen_opt_t   *lo;
     gn_uint_t          i, j;
-    gn_str_t           any = gn_string("80");
-    char               err[256];
 
     psc = cycle->main->servers.elts;
     for (i = 0; i < cycle->main->servers.nelts; i++) {
@@ -796,17 +658,6 @@ gn_cycle_merge_servers(gn_conf_t *cf, gn_cycle_t *cycle)
 
         if (gn_loc_conf_merge(cf, sc->loc, cycle->main_loc) != GN_OK) {
             return GN_ERROR;
-        }
-
-        if (sc->listens.nelts == 0) {
-            lo = gn_array_push(&sc->listens);
-            if (lo == NULL) {
-                return GN_ERROR;
-            }
-            memset(lo, 0, sizeof(gn_listen_opt_t));
-            lo->backlog = 511;
-            lo->deferred = -1;
-            (void) gn_listen_parse_addr(&any, lo, err, sizeof(err));
         }
 
         plc = sc->locations.elts;
@@ -861,22 +712,7 @@ static gn_int_t
 gn_cycle_check_root(gn_cycle_t *cycle, gn_srv_conf_t *sc, gn_loc_conf_t *lc,
     char *err, size_t errlen)
 {
-    gn_str_t          *dir = &cycle->main->chroot;
-    gn_mod_handler_t  *h;
-    gn_uint_t          i;
-
-    /* mod_cgi's launcher is forked by the master, outside the chroot,
-     * and would get paths that only mean something inside it */
-    for (i = 0; lc->handlers != NULL && i < lc->handlers->nelts; i++) {
-        h = &((gn_mod_handler_t *) lc->handlers->elts)[i];
-        if (strcmp(h->mod->desc->name, "cgi") == 0) {
-            snprintf(err, errlen, "\"handler cgi\" cannot be used with "
-                     "\"chroot\" (the CGI launcher runs outside the "
-                     "chroot) in the server in %.*s:%u",
-                     GN_STR_ARG(&sc->file), (unsigned) sc->line);
-            return GN_ERROR;
-        }
-    }
+    gn_str_t  *dir = &cycle->main->chroot;
 
     if (gn_cycle_path_inside(&lc->root, dir)) {
         return GN_OK;
@@ -1048,16 +884,12 @@ gn_cycle_init_conf(gn_cycle_t *cycle, gn_conf_t *cf, const char *conf_file,
     gn_str_t             name;
     size_t               len;
     const char          *slash;
-    const gn_feature_t  *f;
-    gn_uint_t            n;
+    gn_uint_t            i, n;
 
     mc = gn_pcalloc(cycle->pool, sizeof(gn_main_conf_t));
-    cycle->main_loc = gn_loc_conf_create(cycle->pool);
-    if (mc == NULL || cycle->main_loc == NULL
+    if (mc == NULL
         || gn_array_init(&mc->servers, cycle->pool, 4,
                          sizeof(gn_srv_conf_t *)) != GN_OK
-        || gn_array_init(&mc->log_formats, cycle->pool, 2,
-                         sizeof(gn_log_format_t *)) != GN_OK
         || gn_array_init(&cycle->open_files, cycle->pool, 4,
                          sizeof(gn_open_file_t *)) != GN_OK
         || gn_array_init(&cycle->listening, cycle->pool, 4,
@@ -1068,12 +900,9 @@ gn_cycle_init_conf(gn_cycle_t *cycle, gn_conf_t *cf, const char *conf_file,
     }
 
     mc->children = GN_CONF_UNSET;
-    mc->tls_session_cache = GN_CONF_UNSET;
-    mc->tls_session_timeout = GN_CONF_UNSET_MSEC;
     mc->shutdown_timeout = GN_CONF_UNSET_MSEC;
     mc->max_connections = GN_CONF_UNSET;
     mc->rlimit_nofile = GN_CONF_UNSET;
-    mc->error_log_level = GN_LOG_NOTICE;
     cycle->main = mc;
 
     /* prefix, with a trailing slash; NULL: the installed one */
@@ -1097,13 +926,13 @@ gn_cycle_init_conf(gn_cycle_t *cycle, gn_conf_t *cf, const char *conf_file,
     cf->ctx = GN_CONF_MAIN;
     cf->conf[GN_CONF_MAIN_CONF] = mc;
     cf->conf[GN_CONF_SRV_CONF] = NULL;
-    cf->conf[GN_CONF_LOC_CONF] = cycle->main_loc;
     cf->data = cycle;
 
-    /* the features' directives, and room for those they add later (each
-     * loaded module's); NULL-terminated */
-    for (n = 1, f = gn_features; f->name != NULL; f++) {
-        n += 1 + f->extra_tables;
+    /* the features' directives, table i being feature i's (see
+     * gn_cycle_conf_of), and room for those they add later (each loaded
+     * module's); NULL-terminated */
+    for (n = 1, i = 0; i < GN_FEATURE_N; i++) {
+        n += 1 + gn_features[i]->extra_tables;
     }
     cycle->tables = gn_pcalloc(cycle->pool, n * sizeof(gn_conf_cmd_t *));
     if (cycle->tables == NULL
@@ -1112,10 +941,17 @@ gn_cycle_init_conf(gn_cycle_t *cycle, gn_conf_t *cf, const char *conf_file,
     {
         return GN_ERROR;
     }
-    for (f = gn_features; f->name != NULL; f++) {
-        cycle->tables[cycle->ntables++] = f->commands;
+    for (i = 0; i < GN_FEATURE_N; i++) {
+        cycle->tables[cycle->ntables++] = gn_features[i]->commands;
     }
     cf->tables = cycle->tables;
+    cf->conf_of = gn_cycle_conf_of;
+
+    cycle->main_loc = gn_loc_conf_create(cf);
+    if (cycle->main_loc == NULL) {
+        return GN_ERROR;
+    }
+    cf->conf[GN_CONF_LOC_CONF] = cycle->main_loc;
 
     /* the configuration file itself, absolute */
     name.data = (u_char *) conf_file;
@@ -1197,48 +1033,6 @@ gn_cycle_find_pid(const char *conf_file, const char *prefix, char *out,
 }
 
 
-/*
- * As nginx: without an access_log at the top level, the default one -- but
- * only when some server uses it: a configuration whose every server says
- * `access_log off` opens no default log file.
- */
-static gn_int_t
-gn_cycle_default_access_log(gn_conf_t *cf, gn_cycle_t *cycle)
-{
-    char              dflt[PATH_MAX + 64];
-    int               n;
-    gn_uint_t         i, used;
-    gn_srv_conf_t   **srv;
-
-    if (cycle->main_loc->access_logs != NULL
-        || cycle->main_loc->access_log_off != GN_CONF_UNSET)
-    {
-        return GN_OK;
-    }
-
-    used = 0;
-    srv = cycle->main->servers.elts;
-    for (i = 0; i < cycle->main->servers.nelts; i++) {
-        if (srv[i]->loc->access_logs == NULL
-            && srv[i]->loc->access_log_off == GN_CONF_UNSET)
-        {
-            used = 1;
-        }
-    }
-    if (!used) {
-        return GN_OK;
-    }
-
-    n = snprintf(dflt, sizeof(dflt), "access_log \"%s\" combined;",
-                 cycle->paths->access_log);
-    if (n < 0 || (size_t) n >= sizeof(dflt)) {
-        return GN_ERROR;
-    }
-    return gn_conf_parse_string(cf, "(default)", (const u_char *) dflt,
-                                (size_t) n);
-}
-
-
 gn_cycle_t *
 gn_cycle_create(const char *conf_file, const char *prefix, char *err,
     size_t errlen)
@@ -1246,7 +1040,8 @@ gn_cycle_create(const char *conf_file, const char *prefix, char *err,
     gn_cycle_t      *cycle;
     gn_conf_t        cf;
     gn_main_conf_t  *mc;
-    gn_str_t         pid, elog;
+    gn_str_t         pid;
+    gn_uint_t        i;
     long             ncpu;
 
     cycle = NULL;
@@ -1279,11 +1074,6 @@ gn_cycle_create(const char *conf_file, const char *prefix, char *err,
 
     mc = cycle->main;
 
-    if (gn_cycle_default_access_log(&cf, cycle) != GN_OK) {
-        snprintf(err, errlen, "%s", cf.err);
-        goto failed;
-    }
-
     if (mc->servers.nelts == 0) {
         snprintf(err, errlen, "no \"server\" block in %s",
                  (char *) cycle->conf_file.data);
@@ -1298,25 +1088,10 @@ gn_cycle_create(const char *conf_file, const char *prefix, char *err,
     }
 
     gn_cycle_default_path(&pid, cycle->paths->pid);
-    gn_cycle_default_path(&elog, cycle->paths->error_log);
-
-    /* the modules' own checks: under -t and at reload too */
-    if (gn_module_check_confs(&cf, cycle) != GN_OK) {
-        snprintf(err, errlen, "%s", cf.err);
-        goto failed;
-    }
-
     if (mc->pid.data == NULL && gn_conf_full_name(&cf, &pid, 0) == GN_OK) {
         mc->pid = pid;
     }
-    if (mc->error_log.data == NULL
-        && gn_conf_full_name(&cf, &elog, 0) == GN_OK)
-    {
-        mc->error_log = elog;
-    }
     gn_conf_init_msec_value(mc->shutdown_timeout, 10000);
-    gn_conf_init_value(mc->tls_session_cache, 4 * 1024 * 1024);
-    gn_conf_init_msec_value(mc->tls_session_timeout, 300000);
     gn_conf_init_value(mc->max_connections, 1024);
 
     ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -1333,13 +1108,17 @@ gn_cycle_create(const char *conf_file, const char *prefix, char *err,
         goto failed;
     }
 
-    if (gn_listen_build(cycle, err, errlen) != GN_OK) {
-        goto failed;
-    }
-
-    /* credentials are read here, by the master, before any fork */
-    if (gn_tls_cycle_create(cycle, err, errlen) != GN_OK) {
-        goto failed;
+    /* each feature builds what it needs from the merged configuration
+     * (modules' checks, listeners, TLS credentials: read here, by the
+     * master, before any fork) */
+    for (i = 0; i < GN_FEATURE_N; i++) {
+        cf.err[0] = '\0';
+        if (gn_features[i]->init_cycle != NULL
+            && gn_features[i]->init_cycle(&cf, cycle) != GN_OK)
+        {
+            snprintf(err, errlen, "%s", cf.err[0] ? cf.err : "out of memory");
+            goto failed;
+        }
     }
 
     gn_pool_destroy(cf.temp_pool);
@@ -1353,37 +1132,12 @@ failed:
 }
 
 
+/* The files directives named (access logs, servers' error logs). */
 static gn_int_t
-gn_cycle_open_logs(gn_cycle_t *cycle, gn_log_t *log)
+gn_cycle_open_files(gn_cycle_t *cycle, gn_log_t *log)
 {
-    gn_main_conf_t   *mc = cycle->main;
     gn_open_file_t  **files;
     gn_uint_t         i;
-
-    if (mc->error_syslog != NULL) {
-        cycle->error_log_fd = gn_errlog_syslog_open(mc->error_syslog);
-        cycle->log.writer = gn_errlog_syslog_write;
-        cycle->log.wdata = mc->error_syslog;
-    } else if (gn_str_eq(&mc->error_log, "stderr")) {
-        cycle->error_log_fd = dup(2);
-    } else {
-        cycle->error_log_fd = gn_log_open_file((char *) mc->error_log.data);
-    }
-
-    if (cycle->error_log_fd == -1) {
-        gn_log_error(GN_LOG_EMERG, log, errno, "open() \"%s\" failed",
-                     (char *) mc->error_log.data);
-        return GN_ERROR;
-    }
-
-    if (geteuid() == 0 && !gn_str_eq(&mc->error_log, "stderr")
-        && mc->error_syslog == NULL)
-    {
-        (void) fchown(cycle->error_log_fd, mc->uid, (gid_t) -1);
-    }
-
-    cycle->log.level = mc->error_log_level;
-    cycle->log.fd = cycle->error_log_fd;
 
     files = cycle->open_files.elts;
     for (i = 0; i < cycle->open_files.nelts; i++) {
@@ -1394,26 +1148,19 @@ gn_cycle_open_logs(gn_cycle_t *cycle, gn_log_t *log)
             return GN_ERROR;
         }
         if (geteuid() == 0) {
-            (void) fchown(files[i]->fd, mc->uid, (gid_t) -1);
+            (void) fchown(files[i]->fd, cycle->main->uid, (gid_t) -1);
         }
     }
-
-    gn_access_log_files_opened(cycle);
 
     return GN_OK;
 }
 
 
 static void
-gn_cycle_close_logs(gn_cycle_t *cycle)
+gn_cycle_close_files(gn_cycle_t *cycle)
 {
     gn_open_file_t  **files;
     gn_uint_t         i;
-
-    if (cycle->error_log_fd != -1) {
-        close(cycle->error_log_fd);
-        cycle->error_log_fd = -1;
-    }
 
     files = cycle->open_files.elts;
     for (i = 0; i < cycle->open_files.nelts; i++) {
@@ -1425,50 +1172,75 @@ gn_cycle_close_logs(gn_cycle_t *cycle)
 }
 
 
+/* Closes, in reverse order, what features [0, n) opened for `cycle` and
+ * `keep` does not use. */
+static void
+gn_cycle_close_features(gn_cycle_t *cycle, gn_cycle_t *keep, gn_uint_t n)
+{
+    while (n-- > 0) {
+        if (gn_features[n]->close_cycle != NULL) {
+            gn_features[n]->close_cycle(cycle, keep);
+        }
+    }
+}
+
+
 gn_int_t
 gn_cycle_open(gn_cycle_t *cycle, gn_cycle_t *old, gn_log_t *log)
 {
-    if (gn_cycle_open_logs(cycle, log) != GN_OK) {
-        gn_cycle_close_logs(cycle);
+    gn_uint_t  i;
+
+    if (gn_cycle_open_files(cycle, log) != GN_OK) {
+        gn_cycle_close_files(cycle);
         return GN_ERROR;
     }
 
-    if (gn_listen_open_all(cycle, old, log) != GN_OK) {
-        gn_cycle_close_logs(cycle);
-        return GN_ERROR;
-    }
-
-    if (gn_tls_cycle_open(cycle, old, log) != GN_OK) {
-        gn_listen_close_unused(cycle, old);
-        gn_cycle_close_logs(cycle);
-        return GN_ERROR;
+    for (i = 0; i < GN_FEATURE_N; i++) {
+        if (gn_features[i]->open_cycle != NULL
+            && gn_features[i]->open_cycle(cycle, old, log) != GN_OK)
+        {
+            gn_cycle_close_features(cycle, old, i + 1);
+            gn_cycle_close_files(cycle);
+            return GN_ERROR;
+        }
     }
 
     return GN_OK;
 }
 
 
+/* Closes what `cycle` has and `keep` does not reuse, then frees it. */
+static void
+gn_cycle_free(gn_cycle_t *cycle, gn_cycle_t *keep)
+{
+    gn_uint_t  i;
+
+    gn_cycle_close_features(cycle, keep, GN_FEATURE_N);
+    gn_cycle_close_files(cycle);
+    for (i = 0; i < GN_FEATURE_N; i++) {
+        if (gn_features[i]->exit_cycle != NULL) {
+            gn_features[i]->exit_cycle(cycle);
+        }
+    }
+    gn_pool_destroy(cycle->pool);
+}
+
+
 void
 gn_cycle_release(gn_cycle_t *old, gn_cycle_t *cycle)
 {
-    gn_listen_close_unused(old, cycle);
-    gn_cycle_close_logs(old);
-    gn_module_unload(old);
-    gn_pool_destroy(old->pool);
+    gn_cycle_free(old, cycle);
 }
 
 
 void
 gn_cycle_destroy(gn_cycle_t *cycle)
 {
-    gn_listen_close_unused(cycle, NULL);
-    gn_cycle_close_logs(cycle);
-    gn_module_unload(cycle);
-    gn_pool_destroy(cycle->pool);
+    gn_cycle_free(cycle, NULL);
 }
 
 
-static void
+void
 gn_cycle_reopen_fd(int *fdp, const char *name, uid_t owner)
 {
     int  fd;
@@ -1500,14 +1272,6 @@ gn_cycle_reopen_files(gn_cycle_t *cycle, uid_t owner)
     gn_open_file_t  **files;
     gn_uint_t         i;
 
-    if (cycle->error_log_fd != -1
-        && !gn_str_eq(&cycle->main->error_log, "stderr")
-        && cycle->main->error_syslog == NULL)
-    {
-        gn_cycle_reopen_fd(&cycle->error_log_fd,
-                           (char *) cycle->main->error_log.data, owner);
-    }
-
     files = cycle->open_files.elts;
     for (i = 0; i < cycle->open_files.nelts; i++) {
         if (files[i]->fd != -1) {
@@ -1515,5 +1279,16 @@ gn_cycle_reopen_files(gn_cycle_t *cycle, uid_t owner)
                                owner);
         }
     }
-    gn_access_log_files_opened(cycle);
+
+    for (i = 0; i < GN_FEATURE_N; i++) {
+        if (gn_features[i]->reopen != NULL) {
+            gn_features[i]->reopen(cycle, owner);
+        }
+    }
 }
+
+
+const gn_feature_t  gn_core_feature = {
+    "core", gn_cycle_commands, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL,
+    NULL
+};

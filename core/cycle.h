@@ -16,6 +16,7 @@
 #include "array.h"
 #include "log.h"
 #include "conf.h"
+#include "feature.h"
 
 
 typedef struct gn_cycle_s        gn_cycle_t;
@@ -23,10 +24,6 @@ typedef struct gn_srv_conf_s     gn_srv_conf_t;
 typedef struct gn_loc_conf_s     gn_loc_conf_t;
 typedef struct gn_listen_s       gn_listen_t;
 typedef struct gn_open_file_s    gn_open_file_t;
-typedef struct gn_log_format_s   gn_log_format_t;
-
-#define GN_TLS_PROTO_12   0x1
-#define GN_TLS_PROTO_13   0x2
 
 
 /* A file opened by the master and shared by the children (access logs). */
@@ -37,72 +34,27 @@ struct gn_open_file_s {
 };
 
 typedef struct {
-    gn_str_t          ext;         /* lower case */
-    gn_str_t          type;
-} gn_mime_t;
-
-typedef struct {
-    gn_open_file_t   *file;
-    gn_log_format_t  *format;
-    struct gn_access_file_s  *af;  /* buffering, binary: access_log.h */
-} gn_access_log_t;
-
-typedef struct {
     gn_uint_t         status;
     gn_str_t          uri;         /* served from root, status unchanged */
 } gn_error_page_t;
 
 /* Per-location settings; the server and main levels have one too, and
- * inner levels inherit what they leave unset. */
+ * inner levels inherit what they leave unset. These are the core's own;
+ * every feature keeps its part of the level in conf[] (feature.h). */
 struct gn_loc_conf_s {
     gn_str_t          name;        /* location prefix or exact path */
     gn_uint_t         exact;       /* location = ... */
+    void             *regex;       /* gn_regex_t of `location ~`, or NULL */
+    gn_uint_t         noregex;     /* `location ^~` */
 
     gn_str_t          root;        /* absolute, no trailing slash */
     gn_str_t          root_file;   /* where `root` was set; NULL data: */
     gn_uint_t         root_line;   /* the default */
     gn_array_t       *index;       /* of gn_str_t */
-    gn_array_t       *types;       /* of gn_mime_t, sorted by ext */
-    gn_str_t          default_type;
-    gn_array_t       *access_logs; /* of gn_access_log_t; empty = off */
-    gn_flag_t         access_log_off;
-
-    gn_msec_t         keepalive_timeout;
-    gn_int_t          keepalive_requests;
-    gn_msec_t         client_header_timeout;
-    gn_msec_t         client_body_timeout;
-    gn_msec_t         send_timeout;
-    size_t            client_max_request_line;
-    size_t            client_max_header_size;
-    gn_int_t          client_max_headers;
-    size_t            client_max_body_size;
-    gn_flag_t         sendfile;
-    gn_flag_t         server_tokens;
-    gn_flag_t         etag;
-    gn_flag_t         last_modified;
-    gn_int_t          max_ranges;
-    size_t            sendfile_min_size;
-    gn_flag_t         file_cache;
-    gn_msec_t         file_cache_valid;
-    gn_int_t          file_cache_entries;
-    gn_flag_t         symlinks_outside_root;
-    gn_flag_t         private_files;
-    gn_array_t       *error_pages;  /* of gn_error_page_t */
-    void             *mod_confs;    /* gn_mod_conf_t[cycle modules] */
-
-    /* rules (rewrite.c): not inherited, each level runs its own */
-    void             *regex;        /* gn_regex_t of `location ~`, or NULL */
-    gn_uint_t         noregex;      /* `location ^~` */
-    gn_array_t       *rw_ops;       /* rewrite/return, in order */
-    gn_array_t       *handlers;     /* of gn_mod_handler_t, or NULL */
-    void             *access;       /* gn_access_conf_t (access.c), or NULL */
-
-    /* TLS, used at the server level (main and server contexts) */
-    gn_uint_t         tls_protocols;     /* GN_TLS_PROTO_* bits */
-    gn_str_t          tls_priority;      /* appended to the defaults */
-    gn_flag_t         tls_session_tickets;
+    gn_array_t       *error_pages; /* of gn_error_page_t */
 
     gn_srv_conf_t    *srv;
+    void             *conf[GN_FEATURE_N];   /* each feature's part */
 };
 
 typedef struct {
@@ -132,12 +84,7 @@ struct gn_srv_conf_s {
     gn_array_t        regex_locations; /* of gn_loc_conf_t *, in order */
     gn_str_t          file;        /* where the block starts */
     gn_uint_t         line;
-
-    gn_array_t       *tls_certs;   /* of gn_conf_path_t */
-    gn_array_t       *tls_keys;    /* of gn_conf_path_t, same order */
-    gn_str_t          tls_stapling;
     void             *tls;         /* gn_tls_srv_t, built by tls.c */
-    void             *error_log;   /* gn_errlog_t, or NULL: the main one */
 };
 
 /* One listening socket; several servers may share it (by name). */
@@ -164,18 +111,10 @@ typedef struct {
     gid_t             gid;
     gn_str_t          pid;
     gn_str_t          chroot;      /* absolute, no trailing slash; or "" */
-    gn_str_t          error_log;   /* absolute path, or "stderr" */
-    gn_uint_t         error_log_level;
     gn_msec_t         shutdown_timeout;
     gn_int_t          max_connections;
     gn_int_t          rlimit_nofile;  /* GN_CONF_UNSET: keep the limit */
     gn_array_t        servers;     /* of gn_srv_conf_t * */
-    gn_array_t        log_formats; /* of gn_log_format_t * */
-
-    ssize_t           tls_session_cache;    /* bytes; 0: off */
-    gn_msec_t         tls_session_timeout;
-    gn_str_t          tls_ticket_key_file;
-    void             *error_syslog;  /* gn_errlog_t of "error_log syslog:" */
 } gn_main_conf_t;
 
 /* The paths a configuration need not name (see gn_cycle_default_paths). */
@@ -218,10 +157,10 @@ extern gn_cycle_t  *gn_cycle;      /* the running cycle */
 gn_int_t gn_cycle_find_pid(const char *conf_file, const char *prefix,
     char *out, size_t size);
 
-/* The core's own directives (processes, servers, listeners, locations,
- * files, limits and timeouts, TLS): the first entry of feature.c's
- * registry, until the layering moves them to their features. */
-extern const gn_conf_cmd_t  gn_cycle_commands[];
+/* The registry's "core" (features.c): processes, user, pid, chroot,
+ * limits of the master, servers, server names, locations, root, index,
+ * error pages. */
+extern const gn_feature_t  gn_core_feature;
 
 /* A directive row's slot in a level's settings or the main settings. */
 #define gn_loc_offset(f)   offsetof(gn_loc_conf_t, f)
@@ -251,6 +190,10 @@ void gn_cycle_destroy(gn_cycle_t *cycle);
 
 /* Reopens the error log and access logs of the cycle (USR1). */
 void gn_cycle_reopen_files(gn_cycle_t *cycle, uid_t owner);
+
+/* Reopens *fdp's file by name (USR1) under the same descriptor number,
+ * owned by `owner` ((uid_t) -1: unchanged); failures are logged. */
+void gn_cycle_reopen_fd(int *fdp, const char *name, uid_t owner);
 
 /* Configuration time: the open file of an absolute path (one per path,
  * shared by every directive naming it), opened by gn_cycle_open(). */

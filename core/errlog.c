@@ -216,11 +216,11 @@ gn_errlog_route(gn_log_t *log, gn_log_t *tmp)
 
     srv = c->r != NULL ? c->r->srv
                        : (c->listen != NULL ? c->listen->default_srv : NULL);
-    if (srv == NULL || srv->error_log == NULL) {
+    if (srv == NULL || gn_errlog_conf(srv->loc)->srv_log == NULL) {
         return log;
     }
 
-    el = srv->error_log;
+    el = gn_errlog_conf(srv->loc)->srv_log;
     *tmp = *log;
     tmp->level = el->level;
     tmp->next = NULL;
@@ -263,12 +263,11 @@ gn_errlog_target(gn_conf_t *cf, gn_errlog_t *el, gn_str_t *name)
 }
 
 
-char *
+static char *
 gn_errlog_directive(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
 {
-    gn_main_conf_t  *mc = cf->conf[GN_CONF_MAIN_CONF];
-    gn_srv_conf_t   *sc = cf->conf[GN_CONF_SRV_CONF];
-    gn_str_t        *value = cf->args->elts;
+    gn_errlog_conf_t  *ec = conf;
+    gn_str_t          *value = cf->args->elts;
     gn_errlog_t     *el;
     gn_int_t         level;
     char            *rv;
@@ -285,8 +284,8 @@ gn_errlog_directive(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
         }
     }
 
-    if (cf->ctx == GN_CONF_MAIN ? mc->error_log.data != NULL
-                                : sc->error_log != NULL)
+    if (cf->ctx == GN_CONF_MAIN ? ec->path.data != NULL
+                                : ec->srv_log != NULL)
     {
         return "is duplicate";
     }
@@ -301,23 +300,23 @@ gn_errlog_directive(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
     if (cf->ctx != GN_CONF_MAIN) {
         rv = gn_errlog_target(cf, el, &value[1]);
         if (rv == GN_CONF_OK) {
-            sc->error_log = el;
+            ec->srv_log = el;
             gn_log_route = gn_errlog_route;
         }
         return rv;
     }
 
-    /* main: cycle.c opens mc->error_log ("stderr", a path, or syslog:) */
-    mc->error_log = value[1];
-    mc->error_log_level = (gn_uint_t) level;
+    /* main: the cycle's error log ("stderr", a path, or syslog:) */
+    ec->path = value[1];
+    ec->level = (gn_uint_t) level;
 
     if (gn_errlog_is_syslog(&value[1])) {
-        mc->error_syslog = el;
+        ec->syslog = el;
         return gn_errlog_syslog_parse(cf, el, &value[1]);
     }
 
     if (!gn_str_eq(&value[1], "stderr")
-        && gn_conf_full_name(cf, &mc->error_log, 0) != GN_OK)
+        && gn_conf_full_name(cf, &ec->path, 0) != GN_OK)
     {
         return "failed (out of memory)";
     }
@@ -326,7 +325,7 @@ gn_errlog_directive(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
 }
 
 
-int
+static int
 gn_errlog_syslog_open(gn_errlog_t *el)
 {
     if (el->fd != -1) {
@@ -391,3 +390,110 @@ gn_errlog_syslog_write(gn_log_t *log, gn_uint_t level, char *line,
     (void) sendto(el->fd, buf, n, MSG_DONTWAIT | MSG_NOSIGNAL, &el->addr.sa,
                   el->addrlen);
 }
+
+
+/* ---- the feature: the cycle's error log -------------------------------- */
+
+static const gn_conf_cmd_t  gn_errlog_commands[] = {
+
+    { gn_string("error_log"), GN_CONF_MAIN | GN_CONF_SRV | GN_CONF_TAKE12,
+      gn_errlog_directive, GN_CONF_LOC_CONF, 0, NULL, NULL },
+
+    gn_conf_null_cmd
+};
+
+
+static gn_int_t
+gn_errlog_create_conf(gn_conf_t *cf, gn_loc_conf_t *lc)
+{
+    (void) cf;
+
+    gn_errlog_conf(lc)->level = GN_LOG_NOTICE;
+    return GN_OK;
+}
+
+
+/* the main level without error_log: the default file of the layout */
+static gn_int_t
+gn_errlog_merge_conf(gn_conf_t *cf, gn_loc_conf_t *lc, gn_loc_conf_t *prev)
+{
+    gn_errlog_conf_t  *ec = gn_errlog_conf(lc);
+    gn_cycle_t        *cycle = cf->data;
+
+    if (prev != NULL || ec->path.data != NULL) {
+        return GN_OK;
+    }
+
+    ec->path.data = (u_char *) cycle->paths->error_log;
+    ec->path.len = strlen(cycle->paths->error_log);
+    return gn_conf_full_name(cf, &ec->path, 0);
+}
+
+
+static gn_int_t
+gn_errlog_open_cycle(gn_cycle_t *cycle, gn_cycle_t *old, gn_log_t *log)
+{
+    gn_errlog_conf_t  *ec = gn_errlog_conf(cycle->main_loc);
+
+    (void) old;
+
+    if (ec->syslog != NULL) {
+        cycle->error_log_fd = gn_errlog_syslog_open(ec->syslog);
+        cycle->log.writer = gn_errlog_syslog_write;
+        cycle->log.wdata = ec->syslog;
+    } else if (gn_str_eq(&ec->path, "stderr")) {
+        cycle->error_log_fd = dup(2);
+    } else {
+        cycle->error_log_fd = gn_log_open_file((char *) ec->path.data);
+    }
+
+    if (cycle->error_log_fd == -1) {
+        gn_log_error(GN_LOG_EMERG, log, errno, "open() \"%s\" failed",
+                     (char *) ec->path.data);
+        return GN_ERROR;
+    }
+
+    if (geteuid() == 0 && !gn_str_eq(&ec->path, "stderr")
+        && ec->syslog == NULL)
+    {
+        (void) fchown(cycle->error_log_fd, cycle->main->uid, (gid_t) -1);
+    }
+
+    cycle->log.level = ec->level;
+    cycle->log.fd = cycle->error_log_fd;
+
+    return GN_OK;
+}
+
+
+static void
+gn_errlog_close_cycle(gn_cycle_t *cycle, gn_cycle_t *keep)
+{
+    (void) keep;
+
+    if (cycle->error_log_fd != -1) {
+        close(cycle->error_log_fd);
+        cycle->error_log_fd = -1;
+    }
+}
+
+
+static void
+gn_errlog_reopen(gn_cycle_t *cycle, uid_t owner)
+{
+    gn_errlog_conf_t  *ec = gn_errlog_conf(cycle->main_loc);
+
+    if (cycle->error_log_fd != -1 && !gn_str_eq(&ec->path, "stderr")
+        && ec->syslog == NULL)
+    {
+        gn_cycle_reopen_fd(&cycle->error_log_fd, (char *) ec->path.data,
+                           owner);
+    }
+}
+
+
+const gn_feature_t  gn_errlog_feature = {
+    "errlog", gn_errlog_commands, 0, sizeof(gn_errlog_conf_t),
+    gn_errlog_create_conf, gn_errlog_merge_conf, NULL,
+    gn_errlog_open_cycle, gn_errlog_close_cycle, gn_errlog_reopen, NULL
+};

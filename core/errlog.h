@@ -5,7 +5,7 @@
  *   error_log PATH|stderr|syslog:[server=ADDR[:PORT]][,facility=F][,tag=T]
  *             [LEVEL];
  *
- * In main it sets the cycle's error log (cycle.c opens it); in a server
+ * In main it sets the cycle's error log (opened with the cycle); in a server
  * block it sets where that server's requests log (gn_log_route picks it
  * for a connection's messages). Sends never block: a full socket buffer
  * or an absent syslog daemon drops the message.
@@ -20,6 +20,7 @@
 
 #include "conf.h"
 #include "log.h"
+#include "feature.h"
 
 
 typedef struct {
@@ -38,13 +39,19 @@ typedef struct {
 } gn_errlog_t;
 
 
-/* The error_log directive (main and server). */
-char *gn_errlog_directive(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
-    void *conf);
+/* The "errlog" feature's part of a level (feature.h). */
+typedef struct {
+    gn_str_t          path;        /* main: absolute, "stderr", syslog: */
+    gn_uint_t         level;       /* main */
+    gn_errlog_t      *syslog;      /* main: an "error_log syslog:" target */
+    gn_errlog_t      *srv_log;     /* a server's own, or NULL: the main */
+} gn_errlog_conf_t;
 
-/* Master: the socket of a syslog target (kept in el->fd, inherited by
- * children). Returns the fd or -1 with errno set. */
-int gn_errlog_syslog_open(gn_errlog_t *el);
+#define gn_errlog_conf(lc)  ((gn_errlog_conf_t *) (lc)->conf[GN_FEATURE_ERRLOG])
+
+/* The registry's "errlog": the error_log directive (main and server);
+ * the master opens, closes and reopens (USR1) the cycle's error log. */
+extern const gn_feature_t  gn_errlog_feature;
 
 /* gn_log_writer_pt of syslog targets; log->wdata is the gn_errlog_t. */
 void gn_errlog_syslog_write(gn_log_t *log, gn_uint_t level, char *line,

@@ -1,14 +1,24 @@
 /*
- * The registry of the core's configuration features (nginx's ngx_modules[]
- * is the model): each entry owns a directive table and the hooks that
- * make and merge its part of a level's configuration. cycle.c loops over
- * it and names no feature; a feature's plain directives (flag, number,
- * size, time, string) need only their table row, with its default: their
- * slots are initialised and merged from the rows (gn_conf_init_slots,
- * gn_conf_merge_slots).
+ * What a core feature is (nginx's ngx_module_t is the model): a directive
+ * table, its part of every level's configuration (main, each server,
+ * each location), and the hooks through which the cycle builds, opens
+ * and closes what the feature needs. The registry itself, the list of
+ * features in order, is features.c; cycle.c loops over it and names no
+ * feature.
  *
- * (The layering of issue 19 moves the remaining feature fields and code
- * out of cycle.c step by step; this is the registry they move into.)
+ * A feature's part of a level is a struct of conf_size bytes that the
+ * cycle allocates for every level and reaches as lc->conf[ID] (each
+ * feature's header has an accessor, e.g. gn_http_conf(lc)). The rows of
+ * its table with GN_CONF_LOC_CONF address that part; their plain slots
+ * (flag, number, size, time, string) are initialised and merged from the
+ * rows (gn_conf_init_slots, gn_conf_merge_slots), so a plain directive is
+ * its row, its field and the code that uses it. A feature with
+ * conf_size 0 has no part: its LOC_CONF rows address gn_loc_conf_t (the
+ * core's own settings).
+ *
+ * This header needs no other core header but conf.h and log.h, so that
+ * cycle.h can include it (for GN_FEATURE_N) and feature headers can
+ * include it (for their ID) without an include cycle.
  */
 
 #ifndef GN_CORE_FEATURE_H_INCLUDED
@@ -17,8 +27,29 @@
 #include "gn_config.h"
 
 #include "conf.h"
-#include "cycle.h"
+#include "log.h"
 
+
+/* Indices into gn_features[] and every level's conf[]; in lookup order.
+ * The names are the registry's "name" fields. */
+typedef enum {
+    GN_FEATURE_CORE = 0,   /* processes, servers, locations, root, index */
+    GN_FEATURE_ERRLOG,     /* error_log */
+    GN_FEATURE_ACCESS_LOG, /* log_format, access_log */
+    GN_FEATURE_LISTEN,     /* listen; the listening sockets */
+    GN_FEATURE_TYPES,      /* types, default_type */
+    GN_FEATURE_HTTP,       /* request limits and timeouts, server_tokens */
+    GN_FEATURE_STATIC,     /* static files and the open-file cache */
+    GN_FEATURE_MODULES,    /* load_module, handler, modules' directives */
+    GN_FEATURE_TLS,        /* certificates, protocols, session cache */
+    GN_FEATURE_REWRITE,    /* rewrite, return */
+    GN_FEATURE_ACCESS,     /* allow, deny, auth_basic, satisfy */
+    GN_FEATURE_N
+} gn_feature_id_e;
+
+
+struct gn_loc_conf_s;
+struct gn_cycle_s;
 
 typedef struct {
     const char            *name;
@@ -27,18 +58,53 @@ typedef struct {
     /* directive tables it may add to the parser at run time (modules) */
     gn_uint_t              extra_tables;
 
-    /* a new level (main, server, location) was made: its part of lc;
-     * NULL: nothing beyond the plain slots */
-    gn_int_t             (*init_loc)(gn_conf_t *cf, gn_loc_conf_t *lc);
+    /* its part of each level, zeroed, then its plain slots unset */
+    size_t                 conf_size;
 
-    /* lc inherits from prev (NULL: lc is the top level); after the plain
-     * slots of every feature are merged. NULL: nothing more */
-    gn_int_t             (*merge_loc)(gn_conf_t *cf, gn_loc_conf_t *lc,
-                                      gn_loc_conf_t *prev);
+    /* A new level (main, server, location) was made: the rest of its
+     * part (NULL: nothing beyond the plain slots). */
+    gn_int_t             (*create_conf)(gn_conf_t *cf,
+                                        struct gn_loc_conf_s *lc);
+
+    /* lc inherits from prev (NULL: lc is the main level, merged first);
+     * after the plain slots of every feature are merged. NULL: nothing
+     * more. */
+    gn_int_t             (*merge_conf)(gn_conf_t *cf,
+                                       struct gn_loc_conf_s *lc,
+                                       struct gn_loc_conf_s *prev);
+
+    /* Every level is merged: check and build what the feature needs
+     * from the whole configuration, in the master (under -t too), in
+     * registry order. GN_ERROR with cf->err filled. */
+    gn_int_t             (*init_cycle)(gn_conf_t *cf,
+                                       struct gn_cycle_s *cycle);
+
+    /* Master: open what the cycle needs (files, sockets), taking over
+     * from `old` (NULL at start) what it can. Logs to log on failure. */
+    gn_int_t             (*open_cycle)(struct gn_cycle_s *cycle,
+                                       struct gn_cycle_s *old,
+                                       gn_log_t *log);
+
+    /* Master: close what open_cycle opened for `cycle` and `keep` (the
+     * cycle that replaces it, or the one it failed to replace; NULL)
+     * does not use. Also after a failed open_cycle of this or a later
+     * feature. */
+    void                 (*close_cycle)(struct gn_cycle_s *cycle,
+                                        struct gn_cycle_s *keep);
+
+    /* USR1: reopen the files (logs), owned by `owner` ((uid_t) -1:
+     * unchanged). */
+    void                 (*reopen)(struct gn_cycle_s *cycle, uid_t owner);
+
+    /* The cycle is freed (after close_cycle). */
+    void                 (*exit_cycle)(struct gn_cycle_s *cycle);
 } gn_feature_t;
 
 
-/* In lookup order; ends with a NULL name. */
-extern const gn_feature_t  gn_features[];
+/* GN_FEATURE_N entries, indexed by gn_feature_id_e (features.c). */
+extern const gn_feature_t *const  gn_features[GN_FEATURE_N];
+
+/* A feature's part of a level. */
+#define gn_feature_conf(lc, id)  ((lc)->conf[id])
 
 #endif /* GN_CORE_FEATURE_H_INCLUDED */

@@ -186,7 +186,7 @@ gn_http_module_body_done(gn_http_request_t *r, gn_uint_t status)
     gn_body_pt  cb = (gn_body_pt) r->body_cb;
 
     r->body_cb = NULL;
-    gn_http_set_state(r->c, GN_CONN_PENDING, r->loc->send_timeout);
+    gn_http_set_state(r->c, GN_CONN_PENDING, gn_http_conf(r->loc)->send_timeout);
 
     if (status == GN_OK) {
         r->in_module++;
@@ -323,7 +323,7 @@ gn_http_module_resume(gn_http_request_t *r)
     }
 
     if (c->state != GN_CONN_PENDING && c->state != GN_CONN_BODY) {
-        gn_http_set_state(c, GN_CONN_PENDING, r->loc->send_timeout);
+        gn_http_set_state(c, GN_CONN_PENDING, gn_http_conf(r->loc)->send_timeout);
 
         /* the client's FIN came with the request (edge-triggered: no
          * later event will say so): the request ends now, not when the
@@ -762,7 +762,7 @@ gn_http_module_write_stream(gn_http_request_t *r)
 
         r->stream_pos += (size_t) n;
         r->bytes_sent += n;
-        gn_timer_set(&c->timer, r->loc->send_timeout);
+        gn_timer_set(&c->timer, gn_http_conf(r->loc)->send_timeout);
     }
 
     r->stream_pos = r->stream_last = 0;

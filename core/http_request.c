@@ -29,37 +29,40 @@
 #include "access.h"
 
 
-/* The limits and timeouts of HTTP requests and connections (feature.c's
+/* The limits and timeouts of HTTP requests and connections (features.c's
  * "http"): plain slots, their defaults in their rows. */
-const gn_conf_cmd_t  gn_http_commands[] = {
+static const gn_conf_cmd_t  gn_http_commands[] = {
 
     { gn_string("keepalive_timeout"), GN_CONF_ANY | GN_CONF_TAKE1,
       gn_conf_set_msec_slot, GN_CONF_LOC_CONF,
-      gn_loc_offset(keepalive_timeout), NULL, "75s" },
+      gn_http_offset(keepalive_timeout), NULL, "75s" },
     { gn_string("keepalive_requests"), GN_CONF_ANY | GN_CONF_TAKE1,
       gn_conf_set_num_slot, GN_CONF_LOC_CONF,
-      gn_loc_offset(keepalive_requests), NULL, "1000" },
+      gn_http_offset(keepalive_requests), NULL, "1000" },
     { gn_string("client_header_timeout"), GN_CONF_ANY | GN_CONF_TAKE1,
       gn_conf_set_msec_slot, GN_CONF_LOC_CONF,
-      gn_loc_offset(client_header_timeout), NULL, "60s" },
+      gn_http_offset(client_header_timeout), NULL, "60s" },
     { gn_string("client_body_timeout"), GN_CONF_ANY | GN_CONF_TAKE1,
       gn_conf_set_msec_slot, GN_CONF_LOC_CONF,
-      gn_loc_offset(client_body_timeout), NULL, "60s" },
+      gn_http_offset(client_body_timeout), NULL, "60s" },
     { gn_string("send_timeout"), GN_CONF_ANY | GN_CONF_TAKE1,
-      gn_conf_set_msec_slot, GN_CONF_LOC_CONF, gn_loc_offset(send_timeout),
+      gn_conf_set_msec_slot, GN_CONF_LOC_CONF, gn_http_offset(send_timeout),
       NULL, "60s" },
     { gn_string("client_max_request_line"), GN_CONF_ANY | GN_CONF_TAKE1,
       gn_conf_set_size_slot, GN_CONF_LOC_CONF,
-      gn_loc_offset(client_max_request_line), NULL, "8k" },
+      gn_http_offset(client_max_request_line), NULL, "8k" },
     { gn_string("client_max_header_size"), GN_CONF_ANY | GN_CONF_TAKE1,
       gn_conf_set_size_slot, GN_CONF_LOC_CONF,
-      gn_loc_offset(client_max_header_size), NULL, "32k" },
+      gn_http_offset(client_max_header_size), NULL, "32k" },
     { gn_string("client_max_headers"), GN_CONF_ANY | GN_CONF_TAKE1,
       gn_conf_set_num_slot, GN_CONF_LOC_CONF,
-      gn_loc_offset(client_max_headers), &gn_conf_num_min_1, "100" },
+      gn_http_offset(client_max_headers), &gn_conf_num_min_1, "100" },
     { gn_string("client_max_body_size"), GN_CONF_ANY | GN_CONF_TAKE1,
       gn_conf_set_size_slot, GN_CONF_LOC_CONF,
-      gn_loc_offset(client_max_body_size), NULL, "1m" },
+      gn_http_offset(client_max_body_size), NULL, "1m" },
+    { gn_string("server_tokens"), GN_CONF_ANY | GN_CONF_FLAG,
+      gn_conf_set_flag_slot, GN_CONF_LOC_CONF, gn_http_offset(server_tokens),
+      NULL, "off" },
     gn_conf_null_cmd
 };
 
@@ -88,7 +91,7 @@ gn_http_init_conn(gn_conn_t *c)
 
     c->timer.handler = gn_http_conn_timeout;
     memset(&c->scan, 0, sizeof(c->scan));
-    gn_http_set_state(c, GN_CONN_READING, lc->client_header_timeout);
+    gn_http_set_state(c, GN_CONN_READING, gn_http_conf(lc)->client_header_timeout);
 
     gn_http_read(c);
 }
@@ -294,9 +297,9 @@ gn_http_respond(gn_conn_t *c)
 
     /* keep-alive decision, made once the response is known */
     r->keepalive = r->head.keepalive && !c->close && !gn_conn_draining
-                   && r->loc->keepalive_timeout > 0
-                   && (r->loc->keepalive_requests == 0
-                       || c->requests < (gn_uint_t) r->loc->keepalive_requests);
+                   && gn_http_conf(r->loc)->keepalive_timeout > 0
+                   && (gn_http_conf(r->loc)->keepalive_requests == 0
+                       || c->requests < (gn_uint_t) gn_http_conf(r->loc)->keepalive_requests);
     if (!r->keepalive) {
         c->close = 1;
     }
@@ -310,7 +313,7 @@ gn_http_respond(gn_conn_t *c)
         return;
     }
 
-    gn_http_set_state(c, GN_CONN_WRITING, r->loc->send_timeout);
+    gn_http_set_state(c, GN_CONN_WRITING, gn_http_conf(r->loc)->send_timeout);
     gn_http_write(c);
 }
 
@@ -349,10 +352,10 @@ gn_http_reject(gn_conn_t *c, gn_uint_t status, const char *why)
 static void
 gn_http_limits(gn_loc_conf_t *lc, gn_http_limits_t *lim)
 {
-    lim->max_line = lc->client_max_request_line;
-    lim->max_head = lc->client_max_header_size;
-    lim->max_headers = (size_t) lc->client_max_headers;
-    lim->max_field = lc->client_max_header_size;
+    lim->max_line = gn_http_conf(lc)->client_max_request_line;
+    lim->max_head = gn_http_conf(lc)->client_max_header_size;
+    lim->max_headers = (size_t) gn_http_conf(lc)->client_max_headers;
+    lim->max_field = gn_http_conf(lc)->client_max_header_size;
 }
 
 
@@ -416,7 +419,7 @@ gn_http_read(gn_conn_t *c)
         }
 
         if (c->state == GN_CONN_KEEPALIVE) {
-            gn_http_set_state(c, GN_CONN_READING, lc->client_header_timeout);
+            gn_http_set_state(c, GN_CONN_READING, gn_http_conf(lc)->client_header_timeout);
         }
     }
 }
@@ -477,7 +480,7 @@ gn_http_body_rules(gn_http_request_t *r)
 {
     gn_http_head_t  *h = &r->head;
     gn_conn_t       *c = r->c;
-    size_t           max = r->loc->client_max_body_size;
+    size_t           max = gn_http_conf(r->loc)->client_max_body_size;
 
     if (!h->expect_continue
         && gn_http_header_find(h, "Expect", 6) != NULL
@@ -666,9 +669,9 @@ gn_http_process(gn_conn_t *c, size_t head_len)
 
     /* Header fields are parsed into a per-child scratch array and only
      * those present are copied into the request's pool. */
-    if (scratch_n < (size_t) lc->client_max_headers) {
+    if (scratch_n < (size_t) gn_http_conf(lc)->client_max_headers) {
         free(scratch);
-        scratch_n = (size_t) lc->client_max_headers;
+        scratch_n = (size_t) gn_http_conf(lc)->client_max_headers;
         scratch = malloc(scratch_n * sizeof(gn_http_header_t));
         if (scratch == NULL) {
             scratch_n = 0;
@@ -689,7 +692,7 @@ gn_http_process(gn_conn_t *c, size_t head_len)
     gn_http_limits(lc, &lim);
 
     rc = gn_http_parse_head(&r->head, c->buf, head_len, &lim, scratch,
-                            (size_t) lc->client_max_headers);
+                            (size_t) gn_http_conf(lc)->client_max_headers);
 
     if (rc == GN_OK) {
         r->head.headers = gn_palloc(r->pool, (r->head.nheaders + 1)
@@ -802,7 +805,7 @@ gn_http_send_mem(gn_conn_t *c, gn_http_request_t *r)
      * it: one packet instead of two.
      */
     if (i < r->nsegs) {
-        more = (r->segs[i].fd == -1 || !r->loc->sendfile);
+        more = (r->segs[i].fd == -1 || !gn_static_conf(r->loc)->sendfile);
     } else {
         more = (c->close && !r->streaming);
     }
@@ -846,7 +849,7 @@ gn_http_write(gn_conn_t *c)
         if (seg->fd == -1) {
             n = gn_http_send_mem(c, r);
 
-        } else if (r->loc->sendfile) {
+        } else if (gn_static_conf(r->loc)->sendfile) {
             n = c->ops->sendfile(c, seg->fd, &seg->off,
                                  gn_min(seg->len, (size_t) 1 << 30));
             if (n == 0) {
@@ -882,7 +885,7 @@ gn_http_write(gn_conn_t *c)
         }
 
         r->bytes_sent += n;
-        gn_timer_set(&c->timer, r->loc->send_timeout);
+        gn_timer_set(&c->timer, gn_http_conf(r->loc)->send_timeout);
     }
 
     if (r->streaming) {
@@ -933,12 +936,12 @@ gn_http_next(gn_conn_t *c, gn_loc_conf_t *lc)
     memset(&c->scan, 0, sizeof(c->scan));
 
     if (c->buf_len > 0) {
-        gn_http_set_state(c, GN_CONN_READING, lc->client_header_timeout);
+        gn_http_set_state(c, GN_CONN_READING, gn_http_conf(lc)->client_header_timeout);
     } else {
         gn_http_set_state(c, GN_CONN_KEEPALIVE,
                           gn_conn_draining
-                          ? gn_min(GN_CONN_DRAIN_GRACE, lc->keepalive_timeout)
-                          : lc->keepalive_timeout);
+                          ? gn_min(GN_CONN_DRAIN_GRACE, gn_http_conf(lc)->keepalive_timeout)
+                          : gn_http_conf(lc)->keepalive_timeout);
     }
 
     gn_http_read(c);
@@ -1070,7 +1073,7 @@ gn_http_discard(gn_conn_t *c)
             gn_http_close(c, 400);            /* the body broke off */
             return;
         }
-        gn_timer_set(&c->timer, r->loc->client_body_timeout);
+        gn_timer_set(&c->timer, gn_http_conf(r->loc)->client_body_timeout);
     }
 }
 
@@ -1092,7 +1095,7 @@ gn_http_body_start(gn_conn_t *c)
     }
 
     gn_http_set_state(c, r->module ? GN_CONN_BODY : GN_CONN_DISCARDING,
-                      r->loc->client_body_timeout);
+                      gn_http_conf(r->loc)->client_body_timeout);
     gn_http_discard(c);
 }
 
@@ -1211,3 +1214,9 @@ gn_http_log_rejected(gn_conn_t *c, const u_char *data, size_t len,
     r->header_bytes = (off_t) head;
     gn_http_log(r);
 }
+
+
+const gn_feature_t  gn_http_feature = {
+    "http", gn_http_commands, 0, sizeof(gn_http_conf_t),
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL
+};

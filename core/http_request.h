@@ -120,8 +120,26 @@ gn_int_t gn_http_add_mem(gn_http_request_t *r, u_char *p, size_t len);
 gn_int_t gn_http_add_file(gn_http_request_t *r, int fd, off_t off,
     off_t len);
 
-/* keepalive_*, client_*_timeout, send_timeout, client_max_*. */
-extern const gn_conf_cmd_t  gn_http_commands[];
+/* The "http" feature's part of a level (feature.h): keepalive_*,
+ * client_*_timeout, send_timeout, client_max_*, server_tokens. */
+typedef struct {
+    gn_msec_t            keepalive_timeout;
+    gn_int_t             keepalive_requests;
+    gn_msec_t            client_header_timeout;
+    gn_msec_t            client_body_timeout;
+    gn_msec_t            send_timeout;
+    size_t               client_max_request_line;
+    size_t               client_max_header_size;
+    gn_int_t             client_max_headers;
+    size_t               client_max_body_size;
+    gn_flag_t            server_tokens;
+} gn_http_conf_t;
+
+#define gn_http_conf(lc)    ((gn_http_conf_t *) (lc)->conf[GN_FEATURE_HTTP])
+#define gn_http_offset(f)   offsetof(gn_http_conf_t, f)
+
+/* The registry's "http": those directives, plain slots all. */
+extern const gn_feature_t  gn_http_feature;
 
 /* Called by conn.c for a new connection and on every event; by tls.c
  * once the handshake is done. */

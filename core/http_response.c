@@ -215,7 +215,7 @@ gn_http_error_page(gn_http_request_t *r, gn_uint_t status)
     r->error_page_done = 1;
 
     e = gn_http_file_open(r, &r->loc->root, &ep[i].uri, NULL,
-                          !r->loc->symlinks_outside_root, &err);
+                          !gn_static_conf(r->loc)->symlinks_outside_root, &err);
     if (e == NULL) {
         gn_log_error(GN_LOG_ERR, &r->c->log, err,
                      "error_page \"%.*s\" for %u cannot be opened",
@@ -363,7 +363,7 @@ gn_http_response_head(gn_http_request_t *r)
     p = gn_cpymem(p, line->data, line->len);
     p = gn_cpymem(p, "\r\n", 2);
 
-    if (r->loc->server_tokens) {
+    if (gn_http_conf(r->loc)->server_tokens) {
         p = gn_cpymem(p, "Server: " GN_SERVER_TOKENS "\r\n",
                       sizeof("Server: " GN_SERVER_TOKENS "\r\n") - 1);
     } else {

@@ -18,40 +18,40 @@
 #include "str.h"
 
 
-/* The static files' and the open-file cache's directives (feature.c):
+/* The static files' and the open-file cache's directives (features.c):
  * plain slots of each level, their defaults in their rows. */
-const gn_conf_cmd_t  gn_http_static_commands[] = {
+static const gn_conf_cmd_t  gn_http_static_commands[] = {
 
     { gn_string("sendfile"), GN_CONF_ANY | GN_CONF_FLAG,
-      gn_conf_set_flag_slot, GN_CONF_LOC_CONF, gn_loc_offset(sendfile),
+      gn_conf_set_flag_slot, GN_CONF_LOC_CONF, gn_static_offset(sendfile),
       NULL, "on" },
     { gn_string("etag"), GN_CONF_ANY | GN_CONF_FLAG,
-      gn_conf_set_flag_slot, GN_CONF_LOC_CONF, gn_loc_offset(etag), NULL,
+      gn_conf_set_flag_slot, GN_CONF_LOC_CONF, gn_static_offset(etag), NULL,
       "on" },
     { gn_string("last_modified"), GN_CONF_ANY | GN_CONF_FLAG,
       gn_conf_set_flag_slot, GN_CONF_LOC_CONF,
-      gn_loc_offset(last_modified), NULL, "on" },
+      gn_static_offset(last_modified), NULL, "on" },
     { gn_string("max_ranges"), GN_CONF_ANY | GN_CONF_TAKE1,
-      gn_conf_set_num_slot, GN_CONF_LOC_CONF, gn_loc_offset(max_ranges),
+      gn_conf_set_num_slot, GN_CONF_LOC_CONF, gn_static_offset(max_ranges),
       NULL, "16" },
     { gn_string("sendfile_min_size"), GN_CONF_ANY | GN_CONF_TAKE1,
       gn_conf_set_size_slot, GN_CONF_LOC_CONF,
-      gn_loc_offset(sendfile_min_size), NULL, "16k" },
+      gn_static_offset(sendfile_min_size), NULL, "16k" },
     { gn_string("file_cache"), GN_CONF_ANY | GN_CONF_FLAG,
-      gn_conf_set_flag_slot, GN_CONF_LOC_CONF, gn_loc_offset(file_cache),
+      gn_conf_set_flag_slot, GN_CONF_LOC_CONF, gn_static_offset(file_cache),
       NULL, "on" },
     { gn_string("file_cache_valid"), GN_CONF_ANY | GN_CONF_TAKE1,
       gn_conf_set_msec_slot, GN_CONF_LOC_CONF,
-      gn_loc_offset(file_cache_valid), NULL, "2s" },
+      gn_static_offset(file_cache_valid), NULL, "2s" },
     { gn_string("file_cache_entries"), GN_CONF_MAIN | GN_CONF_TAKE1,
       gn_conf_set_num_slot, GN_CONF_LOC_CONF,
-      gn_loc_offset(file_cache_entries), &gn_conf_num_min_1, "1024" },
+      gn_static_offset(file_cache_entries), &gn_conf_num_min_1, "1024" },
     { gn_string("symlinks_outside_root"), GN_CONF_ANY | GN_CONF_FLAG,
       gn_conf_set_flag_slot, GN_CONF_LOC_CONF,
-      gn_loc_offset(symlinks_outside_root), NULL, "off" },
+      gn_static_offset(symlinks_outside_root), NULL, "off" },
     { gn_string("private_files"), GN_CONF_ANY | GN_CONF_FLAG,
       gn_conf_set_flag_slot, GN_CONF_LOC_CONF,
-      gn_loc_offset(private_files), NULL, "off" },
+      gn_static_offset(private_files), NULL, "off" },
     gn_conf_null_cmd
 };
 
@@ -82,9 +82,9 @@ gn_http_file_open(gn_http_request_t *r, const gn_str_t *root,
     op.uri = uri;
     op.name = name;
     op.beneath = beneath;
-    op.use_cache = lc->file_cache;
-    op.valid = lc->file_cache_valid;
-    op.content_max = lc->sendfile_min_size;
+    op.use_cache = gn_static_conf(lc)->file_cache;
+    op.valid = gn_static_conf(lc)->file_cache_valid;
+    op.content_max = gn_static_conf(lc)->sendfile_min_size;
 
     e = gn_file_cache_open(&op, err);
     if (e != NULL) {
@@ -167,7 +167,7 @@ gn_http_static_private(gn_http_request_t *r, gn_fc_entry_t *e,
 {
     uid_t  owner;
 
-    if (r->loc->private_files || !e->is_file) {
+    if (gn_static_conf(r->loc)->private_files || !e->is_file) {
         return GN_OK;
     }
 
@@ -214,7 +214,7 @@ gn_http_static_index(gn_http_request_t *r, int *err)
 
     for (i = 0; i < r->loc->index->nelts; i++) {
         e = gn_http_file_open(r, &r->loc->root, &r->uri, &names[i],
-                              !r->loc->symlinks_outside_root, err);
+                              !gn_static_conf(r->loc)->symlinks_outside_root, err);
         if (e != NULL) {
             if (e->is_file) {
                 if (gn_http_static_private(r, e, &names[i]) != GN_OK) {
@@ -236,7 +236,7 @@ gn_http_static_index(gn_http_request_t *r, int *err)
     /* No index file: as nginx, 404 when the directory itself is not
      * there, else 403 with a line that says why (err 0: logged). */
     e = gn_http_file_open(r, &r->loc->root, &r->uri, NULL,
-                          !r->loc->symlinks_outside_root, err);
+                          !gn_static_conf(r->loc)->symlinks_outside_root, err);
     if (e == NULL) {
         return NULL;
     }
@@ -260,7 +260,7 @@ gn_http_file_body(gn_http_request_t *r, gn_fc_entry_t *e, off_t off,
         return gn_http_add_mem(r, e->content + off, (size_t) len);
     }
 
-    if ((size_t) len < r->loc->sendfile_min_size) {
+    if ((size_t) len < gn_static_conf(r->loc)->sendfile_min_size) {
         p = gn_pnalloc(r->pool, (size_t) len);
         if (p == NULL) {
             return GN_ERROR;
@@ -352,21 +352,21 @@ gn_http_static_range(gn_http_request_t *r, gn_fc_entry_t *e)
     u_char           *p;
     size_t            len;
 
-    if (r->head.range.len == 0 || r->loc->max_ranges == 0
+    if (r->head.range.len == 0 || gn_static_conf(r->loc)->max_ranges == 0
         || r->head.method != GN_HTTP_GET
         || !gn_http_if_range(&r->head, &r->etag, r->last_modified))
     {
         return GN_DECLINED;
     }
 
-    rg = gn_palloc(r->pool, (size_t) r->loc->max_ranges
+    rg = gn_palloc(r->pool, (size_t) gn_static_conf(r->loc)->max_ranges
                             * sizeof(gn_http_range_t));
     if (rg == NULL) {
         return GN_ERROR;
     }
 
     n = gn_http_parse_range(r->head.range.data, r->head.range.len, e->size,
-                            rg, (gn_uint_t) r->loc->max_ranges);
+                            rg, (gn_uint_t) gn_static_conf(r->loc)->max_ranges);
     if (n == 0) {
         return GN_DECLINED;
     }
@@ -435,7 +435,7 @@ gn_http_static_handler(gn_http_request_t *r)
 
     } else {
         e = gn_http_file_open(r, &r->loc->root, &r->uri, NULL,
-                              !r->loc->symlinks_outside_root, &err);
+                              !gn_static_conf(r->loc)->symlinks_outside_root, &err);
         if (e == NULL) {
             return gn_http_static_error(r, err);
         }
@@ -457,12 +457,12 @@ gn_http_static_handler(gn_http_request_t *r)
     }
 
     r->status = 200;
-    r->last_modified = r->loc->last_modified ? e->mtime : -1;
-    if (r->loc->etag) {
+    r->last_modified = gn_static_conf(r->loc)->last_modified ? e->mtime : -1;
+    if (gn_static_conf(r->loc)->etag) {
         r->etag = e->etag;
     }
 
-    if (r->loc->etag) {
+    if (gn_static_conf(r->loc)->etag) {
         status = gn_http_preconditions(&r->head, &r->etag, r->last_modified);
 
     } else {
@@ -483,7 +483,7 @@ gn_http_static_handler(gn_http_request_t *r)
         return gn_http_response_error(r, 412);
     }
 
-    r->accept_ranges = (r->loc->max_ranges > 0);
+    r->accept_ranges = (gn_static_conf(r->loc)->max_ranges > 0);
 
     rc = gn_http_static_range(r, e);
     if (rc != GN_DECLINED) {
@@ -498,3 +498,9 @@ gn_http_static_handler(gn_http_request_t *r)
 
     return gn_http_file_body(r, e, 0, e->size);
 }
+
+
+const gn_feature_t  gn_static_feature = {
+    "static", gn_http_static_commands, 0, sizeof(gn_static_conf_t),
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL
+};

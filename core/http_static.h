@@ -11,9 +11,27 @@
 #include "file_cache.h"
 
 
-/* sendfile, etag, last_modified, max_ranges, sendfile_min_size, the
- * file_cache directives, symlinks_outside_root, private_files. */
-extern const gn_conf_cmd_t  gn_http_static_commands[];
+/* The "static" feature's part of a level (feature.h). */
+typedef struct {
+    gn_flag_t            sendfile;
+    gn_flag_t            etag;
+    gn_flag_t            last_modified;
+    gn_int_t             max_ranges;
+    size_t               sendfile_min_size;
+    gn_flag_t            file_cache;
+    gn_msec_t            file_cache_valid;
+    gn_int_t             file_cache_entries;    /* main level */
+    gn_flag_t            symlinks_outside_root;
+    gn_flag_t            private_files;
+} gn_static_conf_t;
+
+#define gn_static_conf(lc)  ((gn_static_conf_t *) (lc)->conf[GN_FEATURE_STATIC])
+#define gn_static_offset(f) offsetof(gn_static_conf_t, f)
+
+/* The registry's "static": sendfile, etag, last_modified, max_ranges,
+ * sendfile_min_size, the file_cache directives, symlinks_outside_root,
+ * private_files; plain slots all. */
+extern const gn_feature_t  gn_static_feature;
 
 /* Sets up r's response (status, headers, body file or error page).
  * Returns GN_OK or GN_ERROR (internal failure: the caller answers 500). */

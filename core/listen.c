@@ -171,7 +171,7 @@ gn_listen_text(gn_listen_t *ls, gn_pool_t *pool)
 }
 
 
-gn_int_t
+static gn_int_t
 gn_listen_build(gn_cycle_t *cycle, char *err, size_t errlen)
 {
     gn_srv_conf_t   **psc, **ps;
@@ -359,7 +359,7 @@ failed:
 }
 
 
-gn_int_t
+static gn_int_t
 gn_listen_open_all(gn_cycle_t *cycle, gn_cycle_t *old, gn_log_t *log)
 {
     gn_listen_t  *ls, *ols;
@@ -436,3 +436,128 @@ gn_listen_close_unused(gn_cycle_t *old, gn_cycle_t *cycle)
         ls[i].fd = -1;
     }
 }
+
+
+/* ---- the feature ---------------------------------------------------------- */
+
+static char *
+gn_listen_directive(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
+{
+    gn_srv_conf_t    *sc = conf;
+    gn_listen_opt_t  *lo;
+    gn_str_t         *value = cf->args->elts, v;
+    gn_uint_t         i;
+    char              err[256];
+
+    lo = gn_array_push(&sc->listens);
+    if (lo == NULL) {
+        return "failed (out of memory)";
+    }
+
+    memset(lo, 0, sizeof(gn_listen_opt_t));
+    lo->backlog = 511;
+    lo->deferred = -1;
+
+    if (gn_listen_parse_addr(&value[1], lo, err, sizeof(err)) != GN_OK) {
+        gn_conf_error(cf, "%s in \"listen\" directive", err);
+        return GN_CONF_ERROR;
+    }
+
+    for (i = 2; i < cf->args->nelts; i++) {
+
+        if (gn_str_eq(&value[i], "default_server")) {
+            lo->default_server = 1;
+            continue;
+        }
+
+        if (gn_str_eq(&value[i], "tls")) {
+            lo->tls = 1;
+            continue;
+        }
+
+        if (gn_str_eq(&value[i], "deferred")
+            || gn_str_eq(&value[i], "deferred=on"))
+        {
+            lo->deferred = 1;
+            continue;
+        }
+
+        if (gn_str_eq(&value[i], "deferred=off")) {
+            lo->deferred = 0;
+            continue;
+        }
+
+        if (value[i].len > 8 && memcmp(value[i].data, "backlog=", 8) == 0) {
+            v.data = value[i].data + 8;
+            v.len = value[i].len - 8;
+            lo->backlog = gn_atoi(v.data, v.len);
+            if (lo->backlog <= 0 || lo->backlog > 65535) {
+                gn_conf_error(cf, "invalid backlog \"%.*s\" in \"listen\" "
+                              "directive", GN_STR_ARG(&v));
+                return GN_CONF_ERROR;
+            }
+            continue;
+        }
+
+        gn_conf_error(cf, "invalid parameter \"%.*s\" in \"listen\" "
+                      "directive, expected \"tls\", \"default_server\", "
+                      "\"deferred\", \"deferred=off\" or \"backlog=N\"",
+                      GN_STR_ARG(&value[i]));
+        return GN_CONF_ERROR;
+    }
+
+    return GN_CONF_OK;
+}
+
+
+
+static const gn_conf_cmd_t  gn_listen_commands[] = {
+
+    { gn_string("listen"), GN_CONF_SRV | GN_CONF_1MORE,
+      gn_listen_directive, GN_CONF_SRV_CONF, 0, NULL, NULL },
+
+    gn_conf_null_cmd
+};
+
+
+/* A server without `listen` listens on *:80, as nginx's. Then the
+ * servers' listen options grouped by address into cycle->listening. */
+static gn_int_t
+gn_listen_init_cycle(gn_conf_t *cf, gn_cycle_t *cycle)
+{
+    gn_srv_conf_t    **psc;
+    gn_listen_opt_t   *lo;
+    gn_uint_t          i;
+    gn_str_t           any = gn_string("80");
+
+    psc = cycle->main->servers.elts;
+    for (i = 0; i < cycle->main->servers.nelts; i++) {
+        if (psc[i]->listens.nelts != 0) {
+            continue;
+        }
+        lo = gn_array_push(&psc[i]->listens);
+        if (lo == NULL) {
+            snprintf(cf->err, sizeof(cf->err), "out of memory");
+            return GN_ERROR;
+        }
+        memset(lo, 0, sizeof(gn_listen_opt_t));
+        lo->backlog = 511;
+        lo->deferred = -1;
+        (void) gn_listen_parse_addr(&any, lo, cf->err, sizeof(cf->err));
+    }
+
+    return gn_listen_build(cycle, cf->err, sizeof(cf->err));
+}
+
+
+static void
+gn_listen_close_cycle(gn_cycle_t *cycle, gn_cycle_t *keep)
+{
+    gn_listen_close_unused(cycle, keep);
+}
+
+
+const gn_feature_t  gn_listen_feature = {
+    "listen", gn_listen_commands, 0, 0, NULL, NULL, gn_listen_init_cycle,
+    gn_listen_open_all, gn_listen_close_cycle, NULL, NULL
+};

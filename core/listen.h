@@ -17,13 +17,12 @@
 gn_int_t gn_listen_parse_addr(const gn_str_t *text, gn_listen_opt_t *lo,
     char *err, size_t errlen);
 
-/* Groups the servers' listen options by address into cycle->listening.
- * Pure configuration work: opens nothing. */
-gn_int_t gn_listen_build(gn_cycle_t *cycle, char *err, size_t errlen);
-
-/* Master only: binds and listens (or takes over `old`'s socket). */
-gn_int_t gn_listen_open_all(gn_cycle_t *cycle, gn_cycle_t *old,
-    gn_log_t *log);
+/* The registry's "listen": the listen directive; a server without one
+ * listens on *:80; the servers' options grouped by address into
+ * cycle->listening (configuration work, opens nothing); the master
+ * binds and listens (or takes over the old cycle's socket for the same
+ * address) and closes what the next cycle does not take over. */
+extern const gn_feature_t  gn_listen_feature;
 
 /* Closes the sockets of `old` that `cycle` did not take over (cycle may
  * be NULL: close all). */

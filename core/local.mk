@@ -11,7 +11,7 @@ noinst_LTLIBRARIES += %reldir%/libgncore.la
     %reldir%/log.c %reldir%/log.h \
     %reldir%/conf.c %reldir%/conf.h \
     %reldir%/cycle.c %reldir%/cycle.h \
-    %reldir%/feature.c %reldir%/feature.h \
+    %reldir%/feature.h %reldir%/features.c \
     %reldir%/lookup.c %reldir%/lookup.h \
     %reldir%/shm.c %reldir%/shm.h \
     %reldir%/scoreboard.c %reldir%/scoreboard.h \

@@ -97,7 +97,7 @@ gn_lookup_location(gn_srv_conf_t *srv, const u_char *path, size_t len)
 }
 
 
-int
+static int
 gn_lookup_mime_cmp(const void *a, const void *b)
 {
     return gn_str_cmp(&((const gn_mime_t *) a)->ext,
@@ -112,6 +112,7 @@ gn_lookup_mime(gn_loc_conf_t *lc, const u_char *name, size_t len)
     u_char         ext[32];
     gn_str_t       key;
     gn_mime_t     *m, probe;
+    gn_types_conf_t  *tc;
     size_t         n;
 
     dot = NULL;
@@ -125,13 +126,14 @@ gn_lookup_mime(gn_loc_conf_t *lc, const u_char *name, size_t len)
         }
     }
 
-    if (dot == NULL || lc->types == NULL) {
-        return &lc->default_type;
+    tc = gn_types_conf(lc);
+    if (dot == NULL || tc->types == NULL) {
+        return &tc->default_type;
     }
 
     n = name + len - dot;
     if (n == 0 || n > sizeof(ext)) {
-        return &lc->default_type;
+        return &tc->default_type;
     }
 
     (void) gn_strlow(ext, dot, n);
@@ -140,8 +142,108 @@ gn_lookup_mime(gn_loc_conf_t *lc, const u_char *name, size_t len)
     key.len = n;
     probe.ext = key;
 
-    m = bsearch(&probe, lc->types->elts, lc->types->nelts, sizeof(gn_mime_t),
+    m = bsearch(&probe, tc->types->elts, tc->types->nelts, sizeof(gn_mime_t),
                 gn_lookup_mime_cmp);
 
-    return m ? &m->type : &lc->default_type;
+    return m ? &m->type : &tc->default_type;
 }
+
+
+/* ---- the "types" feature ---------------------------------------------------- */
+
+static char *
+gn_lookup_type_line(gn_conf_t *cf, void *data)
+{
+    gn_types_conf_t  *lc = data;
+    gn_str_t       *value = cf->args->elts;
+    gn_mime_t      *m;
+    gn_uint_t       i;
+
+    if (cf->args->nelts < 2) {
+        gn_conf_error(cf, "invalid number of arguments in \"types\" line, "
+                      "expected a MIME type and one or more extensions");
+        return GN_CONF_ERROR;
+    }
+
+    for (i = 1; i < cf->args->nelts; i++) {
+        m = gn_array_push(lc->types);
+        if (m == NULL) {
+            return "failed (out of memory)";
+        }
+
+        m->type = value[0];
+        m->ext = value[i];
+        (void) gn_strlow(m->ext.data, m->ext.data, m->ext.len);
+    }
+
+    return GN_CONF_OK;
+}
+
+
+static char *
+gn_lookup_types(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
+{
+    gn_types_conf_t    *lc = conf;
+    gn_int_t            rc;
+    gn_conf_handler_pt  saved;
+    void               *saved_data;
+
+    if (lc->types == NULL) {
+        lc->types = gn_array_create(cf->pool, 64, sizeof(gn_mime_t));
+        if (lc->types == NULL) {
+            return "failed (out of memory)";
+        }
+    }
+
+    saved = cf->handler;
+    saved_data = cf->handler_data;
+    cf->handler = gn_lookup_type_line;
+    cf->handler_data = lc;
+
+    rc = gn_conf_parse(cf, NULL);
+
+    cf->handler = saved;
+    cf->handler_data = saved_data;
+
+    if (rc != GN_OK) {
+        return GN_CONF_ERROR;
+    }
+
+    qsort(lc->types->elts, lc->types->nelts, sizeof(gn_mime_t),
+          gn_lookup_mime_cmp);
+
+    return GN_CONF_OK;
+}
+
+
+
+static const gn_conf_cmd_t  gn_types_commands[] = {
+
+    { gn_string("types"), GN_CONF_ANY | GN_CONF_BLOCK | GN_CONF_NOARGS,
+      gn_lookup_types, GN_CONF_LOC_CONF, 0, NULL, NULL },
+    { gn_string("default_type"), GN_CONF_ANY | GN_CONF_TAKE1,
+      gn_conf_set_str_slot, GN_CONF_LOC_CONF,
+      offsetof(gn_types_conf_t, default_type), NULL,
+      "application/octet-stream" },
+
+    gn_conf_null_cmd
+};
+
+
+static gn_int_t
+gn_lookup_types_merge(gn_conf_t *cf, gn_loc_conf_t *lc, gn_loc_conf_t *prev)
+{
+    (void) cf;
+
+    if (prev != NULL && gn_types_conf(lc)->types == NULL) {
+        gn_types_conf(lc)->types = gn_types_conf(prev)->types;
+    }
+
+    return GN_OK;
+}
+
+
+const gn_feature_t  gn_types_feature = {
+    "types", gn_types_commands, 0, sizeof(gn_types_conf_t), NULL,
+    gn_lookup_types_merge, NULL, NULL, NULL, NULL, NULL
+};

@@ -27,7 +27,20 @@ gn_loc_conf_t *gn_lookup_location(gn_srv_conf_t *srv, const u_char *path,
 const gn_str_t *gn_lookup_mime(gn_loc_conf_t *lc, const u_char *name,
     size_t len);
 
-/* The order of a `types` table (sorted by extension for the lookup). */
-int gn_lookup_mime_cmp(const void *a, const void *b);
+typedef struct {
+    gn_str_t          ext;         /* lower case */
+    gn_str_t          type;
+} gn_mime_t;
+
+/* The "types" feature's part of a level (feature.h). */
+typedef struct {
+    gn_array_t       *types;       /* of gn_mime_t, sorted by ext */
+    gn_str_t          default_type;
+} gn_types_conf_t;
+
+#define gn_types_conf(lc)   ((gn_types_conf_t *) (lc)->conf[GN_FEATURE_TYPES])
+
+/* The registry's "types": types { TYPE EXT ...; } and default_type. */
+extern const gn_feature_t  gn_types_feature;
 
 #endif /* GN_CORE_LOOKUP_H_INCLUDED */

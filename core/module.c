@@ -29,7 +29,7 @@ static char *gn_module_handler(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
 static char *gn_module_set(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
     void *conf);
 
-const gn_conf_cmd_t  gn_module_commands[] = {
+static const gn_conf_cmd_t  gn_module_commands[] = {
 
     { gn_string("load_module"), GN_CONF_MAIN | GN_CONF_TAKE1,
       gn_module_load, GN_CONF_MAIN_CONF, 0, NULL, NULL },
@@ -207,7 +207,7 @@ gn_module_grow_main(gn_conf_t *cf, gn_cycle_t *cycle, gn_mod_t *mod)
     gn_mod_conf_t  *old, *mc;
     gn_uint_t       n = cycle->modules.nelts;
 
-    old = cycle->main_loc->mod_confs;
+    old = gn_modules_conf(cycle->main_loc)->confs;
     mc = gn_pcalloc(cf->pool, n * sizeof(gn_mod_conf_t));
     if (mc == NULL) {
         return GN_ERROR;
@@ -223,7 +223,7 @@ gn_module_grow_main(gn_conf_t *cf, gn_cycle_t *cycle, gn_mod_t *mod)
         }
     }
 
-    cycle->main_loc->mod_confs = mc;
+    gn_modules_conf(cycle->main_loc)->confs = mc;
     return GN_OK;
 }
 
@@ -327,7 +327,7 @@ gn_module_load(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
 static char *
 gn_module_handler(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
 {
-    gn_loc_conf_t     *lc = conf;
+    gn_modules_conf_t *mlc = conf;
     gn_cycle_t        *cycle = gn_module_cycle(cf);
     gn_str_t          *value = cf->args->elts;
     gn_mod_t         **pm, *mod;
@@ -356,15 +356,15 @@ gn_module_handler(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
         return GN_CONF_ERROR;
     }
 
-    if (lc->handlers == NULL) {
-        lc->handlers = gn_array_create(cf->pool, 2, sizeof(gn_mod_handler_t));
-        if (lc->handlers == NULL) {
+    if (mlc->handlers == NULL) {
+        mlc->handlers = gn_array_create(cf->pool, 2, sizeof(gn_mod_handler_t));
+        if (mlc->handlers == NULL) {
             return "failed (out of memory)";
         }
     }
 
     for (i = (cf->args->nelts > 2) ? 2 : 1; i < cf->args->nelts; i++) {
-        h = gn_array_push(lc->handlers);
+        h = gn_array_push(mlc->handlers);
         if (h == NULL) {
             return "failed (out of memory)";
         }
@@ -391,7 +391,7 @@ gn_module_handler(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
 static gn_mod_conf_t *
 gn_module_slot(gn_loc_conf_t *lc, gn_mod_t *mod)
 {
-    return &((gn_mod_conf_t *) lc->mod_confs)[mod->index];
+    return &gn_modules_conf(lc)->confs[mod->index];
 }
 
 
@@ -500,8 +500,8 @@ gn_module_set(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
 }
 
 
-gn_int_t
-gn_module_loc_init(gn_conf_t *cf, gn_loc_conf_t *lc)
+static gn_int_t
+gn_module_create_conf(gn_conf_t *cf, gn_loc_conf_t *lc)
 {
     gn_cycle_t      *cycle = gn_module_cycle(cf);
     gn_mod_t       **pm;
@@ -528,15 +528,15 @@ gn_module_loc_init(gn_conf_t *cf, gn_loc_conf_t *lc)
         }
     }
 
-    lc->mod_confs = mc;
+    gn_modules_conf(lc)->confs = mc;
     return GN_OK;
 }
 
 
 /* Inner levels inherit what they did not set; the top level gets the
  * directives' declared defaults. */
-gn_int_t
-gn_module_loc_merge(gn_conf_t *cf, gn_loc_conf_t *lc, gn_loc_conf_t *prev)
+static gn_int_t
+gn_module_merge_conf(gn_conf_t *cf, gn_loc_conf_t *lc, gn_loc_conf_t *prev)
 {
     gn_cycle_t            *cycle = gn_module_cycle(cf);
     gn_mod_t             **pm;
@@ -546,8 +546,8 @@ gn_module_loc_merge(gn_conf_t *cf, gn_loc_conf_t *lc, gn_loc_conf_t *prev)
     gn_uint_t              i, j;
     uint64_t               bit;
 
-    if (lc->handlers == NULL && prev != NULL) {
-        lc->handlers = prev->handlers;
+    if (gn_modules_conf(lc)->handlers == NULL && prev != NULL) {
+        gn_modules_conf(lc)->handlers = gn_modules_conf(prev)->handlers;
     }
 
     pm = cycle->modules.elts;
@@ -689,7 +689,7 @@ gn_module_check_level(gn_conf_t *cf, gn_mod_t *mod, gn_loc_conf_t *lc,
 }
 
 
-gn_int_t
+static gn_int_t
 gn_module_check_confs(gn_conf_t *cf, gn_cycle_t *cycle)
 {
     gn_srv_conf_t  **psc;
@@ -743,15 +743,17 @@ gn_module_handler_for(gn_loc_conf_t *lc, const gn_str_t *uri)
 {
     gn_mod_handler_t  *h;
     gn_mod_t          *any;
+    gn_array_t        *handlers;
     gn_uint_t          i;
 
-    if (lc->handlers == NULL) {
+    handlers = gn_modules_conf(lc)->handlers;
+    if (handlers == NULL) {
         return NULL;
     }
 
     any = NULL;
-    h = lc->handlers->elts;
-    for (i = 0; i < lc->handlers->nelts; i++) {
+    h = handlers->elts;
+    for (i = 0; i < handlers->nelts; i++) {
         if (h[i].ext.len == 0) {
             any = any ? any : h[i].mod;
             continue;
@@ -777,7 +779,8 @@ gn_module_conf(gn_loc_conf_t *lc, const gn_module_t *desc)
     pm = gn_cycle->modules.elts;
     for (i = 0; i < gn_cycle->modules.nelts; i++) {
         if (pm[i]->desc == desc) {
-            return lc->mod_confs ? gn_module_slot(lc, pm[i])->conf : NULL;
+            return gn_modules_conf(lc)->confs != NULL
+                   ? gn_module_slot(lc, pm[i])->conf : NULL;
         }
     }
 
@@ -841,7 +844,7 @@ gn_module_exit_child(gn_cycle_t *cycle)
 }
 
 
-void
+static void
 gn_module_unload(gn_cycle_t *cycle)
 {
     gn_mod_t  **pm;
@@ -855,3 +858,72 @@ gn_module_unload(gn_cycle_t *cycle)
         }
     }
 }
+
+
+/* mod_cgi's launcher is forked by the master, outside the chroot, and
+ * would get paths that only mean something inside it. */
+static gn_int_t
+gn_module_check_chroot(gn_conf_t *cf, gn_srv_conf_t *sc, gn_loc_conf_t *lc)
+{
+    gn_array_t        *handlers = gn_modules_conf(lc)->handlers;
+    gn_mod_handler_t  *h;
+    gn_uint_t          i;
+
+    for (i = 0; handlers != NULL && i < handlers->nelts; i++) {
+        h = &((gn_mod_handler_t *) handlers->elts)[i];
+        if (strcmp(h->mod->desc->name, "cgi") == 0) {
+            snprintf(cf->err, sizeof(cf->err), "\"handler cgi\" cannot be "
+                     "used with \"chroot\" (the CGI launcher runs outside "
+                     "the chroot) in the server in %.*s:%u",
+                     GN_STR_ARG(&sc->file), (unsigned) sc->line);
+            return GN_ERROR;
+        }
+    }
+
+    return GN_OK;
+}
+
+
+static gn_int_t
+gn_module_init_cycle(gn_conf_t *cf, gn_cycle_t *cycle)
+{
+    gn_srv_conf_t  **psc;
+    gn_loc_conf_t  **plc;
+    gn_array_t      *locs[2];
+    gn_uint_t        i, k, l;
+
+    /* the modules' own checks: under -t and at reload too */
+    if (gn_module_check_confs(cf, cycle) != GN_OK) {
+        return GN_ERROR;
+    }
+
+    if (cycle->main->chroot.len == 0) {
+        return GN_OK;
+    }
+
+    psc = cycle->main->servers.elts;
+    for (i = 0; i < cycle->main->servers.nelts; i++) {
+        if (gn_module_check_chroot(cf, psc[i], psc[i]->loc) != GN_OK) {
+            return GN_ERROR;
+        }
+        locs[0] = &psc[i]->locations;
+        locs[1] = &psc[i]->regex_locations;
+        for (k = 0; k < 2; k++) {
+            plc = locs[k]->elts;
+            for (l = 0; l < locs[k]->nelts; l++) {
+                if (gn_module_check_chroot(cf, psc[i], plc[l]) != GN_OK) {
+                    return GN_ERROR;
+                }
+            }
+        }
+    }
+
+    return GN_OK;
+}
+
+
+const gn_feature_t  gn_modules_feature = {
+    "modules", gn_module_commands, GN_MAX_MODULES, sizeof(gn_modules_conf_t),
+    gn_module_create_conf, gn_module_merge_conf, gn_module_init_cycle,
+    NULL, NULL, NULL, gn_module_unload
+};

@@ -44,7 +44,7 @@ typedef struct {
 } gn_mod_handler_t;
 
 
-/* load_module accepts this many modules (feature.c reserves the parser
+/* load_module accepts this many modules (features.c reserves the parser
  * tables for their directives). */
 #define GN_MAX_MODULES       64
 
@@ -56,19 +56,20 @@ typedef struct {
 gn_int_t gn_module_check_version(unsigned major, unsigned minor,
     unsigned smajor, unsigned sminor, char *err, size_t len);
 
-/* The core directives this file adds (load_module, handler). */
-extern const gn_conf_cmd_t  gn_module_commands[];
+/* The "modules" feature's part of a level (feature.h). */
+typedef struct {
+    gn_mod_conf_t       *confs;       /* [cycle->modules.nelts] */
+    gn_array_t          *handlers;    /* of gn_mod_handler_t, or NULL */
+} gn_modules_conf_t;
 
-/* Config time: module conf slots for a new level; merging; checks.
- * Return GN_OK or GN_ERROR with cf->err filled. */
-gn_int_t gn_module_loc_init(gn_conf_t *cf, gn_loc_conf_t *lc);
-gn_int_t gn_module_loc_merge(gn_conf_t *cf, gn_loc_conf_t *lc,
-    gn_loc_conf_t *prev);
+#define gn_modules_conf(lc)  ((gn_modules_conf_t *) (lc)->conf[GN_FEATURE_MODULES])
 
-/* Runs every module's check_conf (ABI 1.2) on every level of the merged
- * configuration. Returns GN_OK or GN_ERROR with cf->err filled: the
- * module's message with the file and line of the directive. */
-gn_int_t gn_module_check_confs(gn_conf_t *cf, gn_cycle_t *cycle);
+/* The registry's "modules": load_module and handler; each loaded
+ * module's directives (typed, merged from their descriptors); every
+ * module's check_conf (ABI 1.2) on every merged level, whose refusal is
+ * the configuration's error with the file and line of the directive;
+ * the modules are dlclosed with their cycle. */
+extern const gn_feature_t  gn_modules_feature;
 
 /* api->conf_error (in check_conf only). */
 int gn_module_conf_error(const char *directive, const char *fmt, ...)
@@ -85,8 +86,5 @@ void gn_module_exit_child(gn_cycle_t *cycle);
 
 /* The module's conf struct for a location (NULL if it has none). */
 void *gn_module_conf(gn_loc_conf_t *lc, const gn_module_t *desc);
-
-/* Dlclose everything the cycle loaded (master, on release). */
-void gn_module_unload(gn_cycle_t *cycle);
 
 #endif /* GN_CORE_MODULE_H_INCLUDED */

@@ -60,7 +60,7 @@ static char *gn_rewrite_rewrite(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
 static char *gn_rewrite_return(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
     void *conf);
 
-const gn_conf_cmd_t  gn_rewrite_commands[] = {
+static const gn_conf_cmd_t  gn_rewrite_commands[] = {
 
     { gn_string("rewrite"), GN_CONF_SRV | GN_CONF_LOC | GN_CONF_TAKE23,
       gn_rewrite_rewrite, GN_CONF_LOC_CONF, 0, NULL, NULL },
@@ -221,14 +221,16 @@ gn_rw_op_add(gn_conf_t *cf, gn_loc_conf_t *lc)
 {
     gn_rw_op_t  *op;
 
-    if (lc->rw_ops == NULL) {
-        lc->rw_ops = gn_array_create(cf->pool, 2, sizeof(gn_rw_op_t));
-        if (lc->rw_ops == NULL) {
+    gn_rewrite_conf_t  *rwc = gn_rewrite_conf(lc);
+
+    if (rwc->ops == NULL) {
+        rwc->ops = gn_array_create(cf->pool, 2, sizeof(gn_rw_op_t));
+        if (rwc->ops == NULL) {
             return NULL;
         }
     }
 
-    op = gn_array_push(lc->rw_ops);
+    op = gn_array_push(rwc->ops);
     if (op != NULL) {
         memset(op, 0, sizeof(gn_rw_op_t));
     }
@@ -247,7 +249,7 @@ gn_rewrite_rewrite(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
         { gn_string("permanent"), GN_RW_FLAG_PERMANENT },
         { gn_null_string, 0 }
     };
-    gn_loc_conf_t  *lc = conf;
+    gn_loc_conf_t  *lc = cf->conf[GN_CONF_LOC_CONF];   /* the level */
     gn_str_t       *value = cf->args->elts;
     gn_rw_op_t     *op;
     gn_uint_t       i;
@@ -304,7 +306,7 @@ gn_rw_is_url(const gn_str_t *s)
 static char *
 gn_rewrite_return(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
 {
-    gn_loc_conf_t  *lc = conf;
+    gn_loc_conf_t  *lc = cf->conf[GN_CONF_LOC_CONF];   /* the level */
     gn_str_t       *value = cf->args->elts, *arg;
     gn_rw_op_t     *op;
     gn_int_t        code;
@@ -347,30 +349,6 @@ gn_rewrite_return(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
     }
 
     return GN_CONF_OK;
-}
-
-
-gn_int_t
-gn_rewrite_location_regex(gn_conf_t *cf, gn_loc_conf_t *lc,
-    const gn_str_t *pattern, gn_uint_t caseless)
-{
-    gn_regex_t  *re;
-    char         err[512];
-
-    re = gn_pcalloc(cf->pool, sizeof(gn_regex_t));
-    if (re == NULL) {
-        return GN_ERROR;
-    }
-
-    if (gn_regex_compile(re, cf->pool, pattern, caseless, err, sizeof(err))
-        != GN_OK)
-    {
-        gn_conf_error(cf, "%s", err);
-        return GN_ERROR;
-    }
-
-    lc->regex = re;
-    return GN_OK;
 }
 
 
@@ -744,7 +722,7 @@ gn_rewrite_run(gn_http_request_t *r)
     caps = NULL;
 
     /* the server level runs once; there `last` acts as `break` */
-    what = gn_rw_run_level(r, r->srv->loc->rw_ops, &caps, &rc);
+    what = gn_rw_run_level(r, gn_rewrite_conf(r->srv->loc)->ops, &caps, &rc);
     if (rc != GN_OK) {
         return rc;
     }
@@ -768,7 +746,7 @@ gn_rewrite_run(gn_http_request_t *r)
             return GN_OK;                  /* server level ran already */
         }
 
-        what = gn_rw_run_level(r, r->loc->rw_ops, &caps, &rc);
+        what = gn_rw_run_level(r, gn_rewrite_conf(r->loc)->ops, &caps, &rc);
         if (rc != GN_OK) {
             return rc;
         }
@@ -777,3 +755,9 @@ gn_rewrite_run(gn_http_request_t *r)
         }
     }
 }
+
+
+const gn_feature_t  gn_rewrite_feature = {
+    "rewrite", gn_rewrite_commands, 0, sizeof(gn_rewrite_conf_t),
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL
+};

@@ -16,11 +16,16 @@
 #include "http_request.h"
 
 
-extern const gn_conf_cmd_t  gn_rewrite_commands[];
+/* The "rewrite" feature's part of a level (feature.h): its rules, in
+ * order; not inherited, each level runs its own. */
+typedef struct {
+    gn_array_t       *ops;         /* of gn_rw_op_t (rewrite.c), or NULL */
+} gn_rewrite_conf_t;
 
-/* Config time: a `location ~ ...` / `~* ...` block's pattern. */
-gn_int_t gn_rewrite_location_regex(gn_conf_t *cf, gn_loc_conf_t *lc,
-    const gn_str_t *pattern, gn_uint_t caseless);
+#define gn_rewrite_conf(lc) ((gn_rewrite_conf_t *) (lc)->conf[GN_FEATURE_REWRITE])
+
+/* The registry's "rewrite": rewrite and return. */
+extern const gn_feature_t  gn_rewrite_feature;
 
 /* Child: runs the server's rules, finds the location (nginx order:
  * exact, the longest prefix if it is ^~, the regexes in order, else the

@@ -123,35 +123,34 @@ static char *gn_tls_conf_session_cache(gn_conf_t *cf,
     const gn_conf_cmd_t *cmd, void *conf);
 
 
-/* The TLS directives (feature.c's "tls"). */
-const gn_conf_cmd_t  gn_tls_commands[] = {
+/* The TLS directives (features.c's "tls"): certificates per server,
+ * protocols per server or for all, the session cache for all. */
+static const gn_conf_cmd_t  gn_tls_commands[] = {
 
     { gn_string("tls_certificate"), GN_CONF_SRV | GN_CONF_TAKE1,
-      gn_tls_conf_file, GN_CONF_SRV_CONF,
-      offsetof(gn_srv_conf_t, tls_certs), NULL, NULL },
+      gn_tls_conf_file, GN_CONF_LOC_CONF, gn_tls_offset(certs), NULL, NULL },
     { gn_string("tls_certificate_key"), GN_CONF_SRV | GN_CONF_TAKE1,
-      gn_tls_conf_file, GN_CONF_SRV_CONF,
-      offsetof(gn_srv_conf_t, tls_keys), NULL, NULL },
+      gn_tls_conf_file, GN_CONF_LOC_CONF, gn_tls_offset(keys), NULL, NULL },
     { gn_string("tls_stapling_file"), GN_CONF_SRV | GN_CONF_TAKE1,
-      gn_conf_set_path_slot, GN_CONF_SRV_CONF,
-      offsetof(gn_srv_conf_t, tls_stapling), NULL, NULL },
+      gn_conf_set_path_slot, GN_CONF_LOC_CONF, gn_tls_offset(stapling),
+      NULL, NULL },
     { gn_string("tls_protocols"), GN_CONF_MAIN | GN_CONF_SRV | GN_CONF_1MORE,
       gn_tls_conf_protocols, GN_CONF_LOC_CONF, 0, NULL, NULL },
     { gn_string("tls_priority"), GN_CONF_MAIN | GN_CONF_SRV | GN_CONF_TAKE1,
       gn_conf_set_str_slot, GN_CONF_LOC_CONF,
-      gn_loc_offset(tls_priority), NULL, NULL },
+      gn_tls_offset(priority), NULL, NULL },
     { gn_string("tls_session_tickets"),
       GN_CONF_MAIN | GN_CONF_SRV | GN_CONF_FLAG,
       gn_conf_set_flag_slot, GN_CONF_LOC_CONF,
-      gn_loc_offset(tls_session_tickets), NULL, "on" },
+      gn_tls_offset(session_tickets), NULL, "on" },
     { gn_string("tls_session_cache"), GN_CONF_MAIN | GN_CONF_TAKE1,
-      gn_tls_conf_session_cache, GN_CONF_MAIN_CONF, 0, NULL, NULL },
+      gn_tls_conf_session_cache, GN_CONF_LOC_CONF, 0, NULL, NULL },
     { gn_string("tls_session_timeout"), GN_CONF_MAIN | GN_CONF_TAKE1,
-      gn_conf_set_msec_slot, GN_CONF_MAIN_CONF,
-      gn_main_offset(tls_session_timeout), NULL, NULL },
+      gn_conf_set_msec_slot, GN_CONF_LOC_CONF,
+      gn_tls_offset(session_timeout), NULL, "300s" },
     { gn_string("tls_ticket_key_file"), GN_CONF_MAIN | GN_CONF_TAKE1,
-      gn_conf_set_path_slot, GN_CONF_MAIN_CONF,
-      gn_main_offset(tls_ticket_key_file), NULL, NULL },
+      gn_conf_set_path_slot, GN_CONF_LOC_CONF,
+      gn_tls_offset(ticket_key_file), NULL, NULL },
     gn_conf_null_cmd
 };
 
@@ -290,15 +289,16 @@ gn_tls_group_prios(gn_pool_t *pool, gn_tls_srv_t *ts, const char *prio,
 
 
 static gn_int_t
-gn_tls_priority(gn_pool_t *pool, gn_loc_conf_t *lc, gn_tls_srv_t *ts,
+gn_tls_priority(gn_pool_t *pool, gn_srv_conf_t *sc, gn_tls_srv_t *ts,
     char *err, size_t errlen)
 {
+    gn_tls_conf_t  *tlc = gn_tls_conf(sc->loc);
     const char  *err_pos;
     char        *prio;
     size_t       len;
     int          rc;
 
-    len = sizeof(GN_TLS_DEFAULT_PRIORITY) + 32 + lc->tls_priority.len + 2;
+    len = sizeof(GN_TLS_DEFAULT_PRIORITY) + 32 + tlc->priority.len + 2;
     prio = gn_pnalloc(pool, len);
     if (prio == NULL) {
         snprintf(err, errlen, "out of memory");
@@ -306,17 +306,16 @@ gn_tls_priority(gn_pool_t *pool, gn_loc_conf_t *lc, gn_tls_srv_t *ts,
     }
 
     snprintf(prio, len, "%s%s%s%s%.*s", GN_TLS_DEFAULT_PRIORITY,
-             (lc->tls_protocols & GN_TLS_PROTO_13) ? "" : ":-VERS-TLS1.3",
-             (lc->tls_protocols & GN_TLS_PROTO_12) ? "" : ":-VERS-TLS1.2",
-             lc->tls_priority.len ? ":" : "", GN_STR_ARG(&lc->tls_priority));
+             (tlc->protocols & GN_TLS_PROTO_13) ? "" : ":-VERS-TLS1.3",
+             (tlc->protocols & GN_TLS_PROTO_12) ? "" : ":-VERS-TLS1.2",
+             tlc->priority.len ? ":" : "", GN_STR_ARG(&tlc->priority));
 
     rc = gnutls_priority_init2(&ts->prio, prio, &err_pos,
                                GNUTLS_PRIORITY_INIT_DEF_APPEND);
     if (rc != GNUTLS_E_SUCCESS) {
         snprintf(err, errlen, "invalid TLS priority string near \"%.40s\" "
                  "(%s) in the server block at %.*s:%d", err_pos ? err_pos : "",
-                 gnutls_strerror(rc), GN_STR_ARG(&lc->srv->file),
-                 (int) lc->srv->line);
+                 gnutls_strerror(rc), GN_STR_ARG(&sc->file), (int) sc->line);
         ts->prio = NULL;
         return GN_ERROR;
     }
@@ -329,14 +328,15 @@ static gn_int_t
 gn_tls_srv_create(gn_cycle_t *cycle, gn_srv_conf_t *sc, char *err,
     size_t errlen)
 {
+    gn_tls_conf_t      *tlc = gn_tls_conf(sc->loc);
     gn_tls_srv_t       *ts;
     gn_pool_cleanup_t  *cln;
     gn_conf_path_t     *certs, *keys;
     gn_uint_t           i;
     int                 rc;
 
-    if (sc->tls_certs == NULL || sc->tls_keys == NULL
-        || sc->tls_certs->nelts != sc->tls_keys->nelts)
+    if (tlc->certs == NULL || tlc->keys == NULL
+        || tlc->certs->nelts != tlc->keys->nelts)
     {
         snprintf(err, errlen, "the server block at %.*s:%d listens with "
                  "\"tls\" but has no matching \"tls_certificate\" and "
@@ -354,7 +354,7 @@ gn_tls_srv_create(gn_cycle_t *cycle, gn_srv_conf_t *sc, char *err,
     cln->handler = gn_tls_srv_cleanup;
     cln->data = ts;
     ts->srv = sc;
-    ts->tickets = (gn_uint_t) sc->loc->tls_session_tickets;
+    ts->tickets = (gn_uint_t) tlc->session_tickets;
 
     rc = gnutls_certificate_allocate_credentials(&ts->cred);
     if (rc != GNUTLS_E_SUCCESS) {
@@ -364,10 +364,10 @@ gn_tls_srv_create(gn_cycle_t *cycle, gn_srv_conf_t *sc, char *err,
         return GN_ERROR;
     }
 
-    certs = sc->tls_certs->elts;
-    keys = sc->tls_keys->elts;
+    certs = tlc->certs->elts;
+    keys = tlc->keys->elts;
 
-    for (i = 0; i < sc->tls_certs->nelts; i++) {
+    for (i = 0; i < tlc->certs->nelts; i++) {
         rc = gnutls_certificate_set_x509_key_file2(ts->cred,
                  (char *) certs[i].path.data, (char *) keys[i].path.data,
                  GNUTLS_X509_FMT_PEM, NULL, 0);
@@ -381,19 +381,19 @@ gn_tls_srv_create(gn_cycle_t *cycle, gn_srv_conf_t *sc, char *err,
         }
     }
 
-    if (sc->tls_stapling.len) {
+    if (tlc->stapling.len) {
         rc = gnutls_certificate_set_ocsp_status_request_file2(ts->cred,
-                 (char *) sc->tls_stapling.data, 0, GNUTLS_X509_FMT_DER);
+                 (char *) tlc->stapling.data, 0, GNUTLS_X509_FMT_DER);
         if (rc < 0) {
             snprintf(err, errlen, "cannot use OCSP response \"%.*s\": %s "
                      "(server block at %.*s:%d)",
-                     GN_STR_ARG(&sc->tls_stapling), gnutls_strerror(rc),
+                     GN_STR_ARG(&tlc->stapling), gnutls_strerror(rc),
                      GN_STR_ARG(&sc->file), (int) sc->line);
             return GN_ERROR;
         }
     }
 
-    if (gn_tls_priority(cycle->pool, sc->loc, ts, err, errlen) != GN_OK) {
+    if (gn_tls_priority(cycle->pool, sc, ts, err, errlen) != GN_OK) {
         return GN_ERROR;
     }
 
@@ -408,6 +408,7 @@ static uint64_t
 gn_tls_ctx_id(gn_listen_t *ls)
 {
     gn_srv_conf_t  **psc;
+    gn_tls_conf_t   *tlc;
     gn_conf_path_t  *certs;
     gn_uint_t        i, j;
     uint64_t         h = 1469598103934665603ULL;
@@ -420,12 +421,13 @@ gn_tls_ctx_id(gn_listen_t *ls)
 
     psc = ls->servers.elts;
     for (i = 0; i < ls->servers.nelts; i++) {
-        certs = psc[i]->tls_certs ? psc[i]->tls_certs->elts : NULL;
-        for (j = 0; certs && j < psc[i]->tls_certs->nelts; j++) {
+        tlc = gn_tls_conf(psc[i]->loc);
+        certs = tlc->certs ? tlc->certs->elts : NULL;
+        for (j = 0; certs && j < tlc->certs->nelts; j++) {
             gn_mix(certs[j].path.data, certs[j].path.len);
         }
-        gn_mix(&psc[i]->loc->tls_protocols, sizeof(gn_uint_t));
-        gn_mix(psc[i]->loc->tls_priority.data, psc[i]->loc->tls_priority.len);
+        gn_mix(&tlc->protocols, sizeof(gn_uint_t));
+        gn_mix(tlc->priority.data, tlc->priority.len);
     }
 
 #undef gn_mix
@@ -438,7 +440,7 @@ static gn_int_t
 gn_tls_read_key_file(gn_cycle_t *cycle, gn_tls_cycle_t *tc, char *err,
     size_t errlen)
 {
-    gn_str_t  *name = &cycle->main->tls_ticket_key_file;
+    gn_str_t  *name = &gn_tls_conf(cycle->main_loc)->ticket_key_file;
     u_char     buf[65];
     ssize_t    n;
     int        fd;
@@ -471,7 +473,7 @@ gn_tls_read_key_file(gn_cycle_t *cycle, gn_tls_cycle_t *tc, char *err,
 }
 
 
-gn_int_t
+static gn_int_t
 gn_tls_cycle_create(gn_cycle_t *cycle, char *err, size_t errlen)
 {
     gn_tls_cycle_t    *tc;
@@ -486,7 +488,7 @@ gn_tls_cycle_create(gn_cycle_t *cycle, char *err, size_t errlen)
         return GN_ERROR;
     }
     cycle->tls = tc;
-    tc->timeout = (time_t) (cycle->main->tls_session_timeout / 1000);
+    tc->timeout = (time_t) (gn_tls_conf(cycle->main_loc)->session_timeout / 1000);
     if (tc->timeout < 1) {
         tc->timeout = 1;
     }
@@ -517,7 +519,7 @@ gn_tls_cycle_create(gn_cycle_t *cycle, char *err, size_t errlen)
         ls[i].tls_ctx = lctx;
     }
 
-    if (tc->ntls && cycle->main->tls_ticket_key_file.len) {
+    if (tc->ntls && gn_tls_conf(cycle->main_loc)->ticket_key_file.len) {
         return gn_tls_read_key_file(cycle, tc, err, errlen);
     }
 
@@ -534,7 +536,7 @@ gn_tls_zone_release(void *data)
 }
 
 
-gn_int_t
+static gn_int_t
 gn_tls_cycle_open(gn_cycle_t *cycle, gn_cycle_t *old, gn_log_t *log)
 {
     gn_tls_cycle_t     *tc = cycle->tls, *otc;
@@ -568,7 +570,7 @@ gn_tls_cycle_open(gn_cycle_t *cycle, gn_cycle_t *old, gn_log_t *log)
         tc->ticket_key.size = 64;
     }
 
-    size = (size_t) cycle->main->tls_session_cache;
+    size = (size_t) gn_tls_conf(cycle->main_loc)->session_cache;
     if (size == 0) {
         return GN_OK;
     }
@@ -1046,7 +1048,7 @@ gn_tls_conn_start(gn_conn_t *c)
     c->state = GN_CONN_HANDSHAKE;
     c->state_since = gn_current_msec;
     c->timer.handler = gn_http_conn_timeout;
-    gn_timer_set(&c->timer, lc->client_header_timeout);
+    gn_timer_set(&c->timer, gn_http_conf(lc)->client_header_timeout);
 
     if (gn_tls_session_create(c) != GN_OK) {
         gn_conn_close(c);
@@ -1751,20 +1753,20 @@ gn_tls_conf_file(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
 static char *
 gn_tls_conf_protocols(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
 {
-    gn_loc_conf_t  *lc = conf;
+    gn_tls_conf_t  *tlc = conf;
     gn_str_t       *value = cf->args->elts;
     gn_uint_t       i;
 
-    if (lc->tls_protocols != GN_CONF_UNSET_UINT) {
+    if (tlc->protocols != GN_CONF_UNSET_UINT) {
         return "is duplicate";
     }
 
-    lc->tls_protocols = 0;
+    tlc->protocols = 0;
     for (i = 1; i < cf->args->nelts; i++) {
         if (gn_str_eq(&value[i], "TLSv1.2")) {
-            lc->tls_protocols |= GN_TLS_PROTO_12;
+            tlc->protocols |= GN_TLS_PROTO_12;
         } else if (gn_str_eq(&value[i], "TLSv1.3")) {
-            lc->tls_protocols |= GN_TLS_PROTO_13;
+            tlc->protocols |= GN_TLS_PROTO_13;
         } else {
             gn_conf_error(cf, "unsupported protocol \"%.*s\" in "
                           "\"tls_protocols\" directive, it must be "
@@ -1781,20 +1783,20 @@ static char *
 gn_tls_conf_session_cache(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
     void *conf)
 {
-    gn_main_conf_t  *mc = conf;
+    gn_tls_conf_t   *tlc = conf;
     gn_str_t        *value = cf->args->elts;
 
-    if (mc->tls_session_cache != GN_CONF_UNSET) {
+    if (tlc->session_cache != GN_CONF_UNSET) {
         return "is duplicate";
     }
 
     if (gn_str_eq(&value[1], "off")) {
-        mc->tls_session_cache = 0;
+        tlc->session_cache = 0;
         return GN_CONF_OK;
     }
 
-    mc->tls_session_cache = gn_parse_size(&value[1]);
-    if (mc->tls_session_cache == GN_ERROR) {
+    tlc->session_cache = gn_parse_size(&value[1]);
+    if (tlc->session_cache == GN_ERROR) {
         gn_conf_error(cf, "invalid size \"%.*s\" in \"tls_session_cache\" "
                       "directive, expected a size such as 4m, or off",
                       GN_STR_ARG(&value[1]));
@@ -1806,17 +1808,52 @@ gn_tls_conf_session_cache(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
 
 
 
-gn_int_t
-gn_tls_merge_loc(gn_conf_t *cf, gn_loc_conf_t *lc, gn_loc_conf_t *prev)
+static gn_int_t
+gn_tls_create_conf(gn_conf_t *cf, gn_loc_conf_t *lc)
 {
+    gn_tls_conf_t  *tlc = gn_tls_conf(lc);
+
     (void) cf;
 
-    if (lc->tls_protocols == GN_CONF_UNSET_UINT) {
-        lc->tls_protocols = prev != NULL
-                            && prev->tls_protocols != GN_CONF_UNSET_UINT
-                            ? prev->tls_protocols
-                            : GN_TLS_PROTO_12 | GN_TLS_PROTO_13;
+    tlc->protocols = GN_CONF_UNSET_UINT;
+    tlc->session_cache = GN_CONF_UNSET;
+
+    return GN_OK;
+}
+
+
+static gn_int_t
+gn_tls_merge_conf(gn_conf_t *cf, gn_loc_conf_t *lc, gn_loc_conf_t *prev)
+{
+    gn_tls_conf_t  *tlc = gn_tls_conf(lc);
+    gn_tls_conf_t  *ptlc = prev != NULL ? gn_tls_conf(prev) : NULL;
+
+    (void) cf;
+
+    if (tlc->protocols == GN_CONF_UNSET_UINT) {
+        tlc->protocols = ptlc != NULL && ptlc->protocols != GN_CONF_UNSET_UINT
+                         ? ptlc->protocols : GN_TLS_PROTO_12 | GN_TLS_PROTO_13;
+    }
+
+    /* main level only */
+    if (prev == NULL && tlc->session_cache == GN_CONF_UNSET) {
+        tlc->session_cache = 4 * 1024 * 1024;
     }
 
     return GN_OK;
 }
+
+
+/* credentials are read here, by the master, before any fork */
+static gn_int_t
+gn_tls_init_cycle(gn_conf_t *cf, gn_cycle_t *cycle)
+{
+    return gn_tls_cycle_create(cycle, cf->err, sizeof(cf->err));
+}
+
+
+const gn_feature_t  gn_tls_feature = {
+    "tls", gn_tls_commands, 0, sizeof(gn_tls_conf_t),
+    gn_tls_create_conf, gn_tls_merge_conf,
+    gn_tls_init_cycle, gn_tls_cycle_open, NULL, NULL, NULL
+};

@@ -14,17 +14,34 @@
 #include "conn.h"
 
 
-/* Master: loads what the cycle's TLS servers need (certificates, keys,
- * priorities, OCSP responses, the ticket key file). Pure configuration
- * work plus file reads; errors name the file and GnuTLS's reason.
- * Returns GN_OK or GN_ERROR with err filled. */
-gn_int_t gn_tls_cycle_create(gn_cycle_t *cycle, char *err, size_t errlen);
+#define GN_TLS_PROTO_12   0x1
+#define GN_TLS_PROTO_13   0x2
 
-/* Master, before fork: the shared session cache zone and the ticket key
- * for this cycle, reusing `old`'s zone when its size is unchanged (the
- * cache survives a reload). Returns GN_OK or GN_ERROR (logged). */
-gn_int_t gn_tls_cycle_open(gn_cycle_t *cycle, gn_cycle_t *old,
-    gn_log_t *log);
+/* The "tls" feature's part of a level (feature.h); a server's settings
+ * at its server level, the session cache's at the main level. */
+typedef struct {
+    gn_uint_t         protocols;        /* GN_TLS_PROTO_* bits */
+    gn_str_t          priority;         /* appended to the defaults */
+    gn_flag_t         session_tickets;
+    gn_array_t       *certs;            /* of gn_conf_path_t */
+    gn_array_t       *keys;             /* of gn_conf_path_t, same order */
+    gn_str_t          stapling;
+
+    ssize_t           session_cache;    /* bytes; 0: off */
+    gn_msec_t         session_timeout;
+    gn_str_t          ticket_key_file;
+} gn_tls_conf_t;
+
+#define gn_tls_conf(lc)    ((gn_tls_conf_t *) (lc)->conf[GN_FEATURE_TLS])
+#define gn_tls_offset(f)   offsetof(gn_tls_conf_t, f)
+
+/* The registry's "tls": the directives; at cycle creation the master
+ * loads what the TLS servers need (certificates, keys, priorities, OCSP
+ * responses, the ticket key file; errors name the file and GnuTLS's
+ * reason); at open, before fork, the shared session cache zone and the
+ * ticket key, reusing the old cycle's zone when its size is unchanged
+ * (the cache survives a reload). */
+extern const gn_feature_t  gn_tls_feature;
 
 /* The session cache counters (a gn_scache_stats_t); GN_DECLINED when
  * there is no cache. */
@@ -57,11 +74,5 @@ gn_int_t gn_tls_conn_shutdown(gn_conn_t *c);
 /* Frees the TLS state of a connection that closes now, after a best
  * effort at its last record. */
 void gn_tls_conn_close(gn_conn_t *c);
-
-/* The TLS directives, and their merge (feature.c's "tls" entry):
- * tls_protocols defaults to TLSv1.2 and TLSv1.3. */
-extern const gn_conf_cmd_t  gn_tls_commands[];
-gn_int_t gn_tls_merge_loc(gn_conf_t *cf, gn_loc_conf_t *lc,
-    gn_loc_conf_t *prev);
 
 #endif /* GN_CORE_TLS_H_INCLUDED */

@@ -1,0 +1,40 @@
+/*
+ * The registry (feature.h): every core feature, indexed by its ID. The
+ * order is the order in which the parser looks directives up (the first
+ * table that has a name allowed in the context wins) and in which the
+ * cycle runs the features' hooks: the error log opens first, so that
+ * what follows can log to it; the modules' checks run before the
+ * listeners and TLS are built, as the configuration's order suggests.
+ *
+ * This file is the only one that names every feature; nothing includes
+ * a header of it, so the include graph stays without cycles.
+ */
+
+#include "gn_config.h"
+
+#include "cycle.h"
+#include "errlog.h"
+#include "access_log.h"
+#include "listen.h"
+#include "lookup.h"
+#include "http_request.h"
+#include "http_static.h"
+#include "module.h"
+#include "tls.h"
+#include "rewrite.h"
+#include "access.h"
+
+
+const gn_feature_t *const  gn_features[GN_FEATURE_N] = {
+    [GN_FEATURE_CORE]       = &gn_core_feature,
+    [GN_FEATURE_ERRLOG]     = &gn_errlog_feature,
+    [GN_FEATURE_ACCESS_LOG] = &gn_access_log_feature,
+    [GN_FEATURE_LISTEN]     = &gn_listen_feature,
+    [GN_FEATURE_TYPES]      = &gn_types_feature,
+    [GN_FEATURE_HTTP]       = &gn_http_feature,
+    [GN_FEATURE_STATIC]     = &gn_static_feature,
+    [GN_FEATURE_MODULES]    = &gn_modules_feature,
+    [GN_FEATURE_TLS]        = &gn_tls_feature,
+    [GN_FEATURE_REWRITE]    = &gn_rewrite_feature,
+    [GN_FEATURE_ACCESS]     = &gn_access_feature,
+};
