@@ -52,6 +52,9 @@ static const gn_conf_cmd_t  gn_http_static_commands[] = {
     { gn_string("private_files"), GN_CONF_ANY | GN_CONF_FLAG,
       gn_conf_set_flag_slot, GN_CONF_LOC_CONF,
       gn_static_offset(private_files), NULL, "off" },
+    { gn_string("log_not_found"), GN_CONF_ANY | GN_CONF_FLAG,
+      gn_conf_set_flag_slot, GN_CONF_LOC_CONF,
+      gn_static_offset(log_not_found), NULL, "on" },
     gn_conf_null_cmd
 };
 
@@ -131,6 +134,11 @@ gn_http_static_error(gn_http_request_t *r, int err)
     case ENOTDIR:
     case ENAMETOOLONG:
     case ELOOP:
+        if (gn_static_conf(r->loc)->log_not_found) {
+            gn_log_error(GN_LOG_ERR, &r->c->log, err, "open() of "
+                         "\"%.*s%.*s\" failed", GN_STR_ARG(&r->loc->root),
+                         GN_STR_ARG(&r->uri));
+        }
         return gn_http_response_error(r, 404);
 
     case EXDEV:                  /* a symlink leads outside root */

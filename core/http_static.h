@@ -23,6 +23,7 @@ typedef struct {
     gn_int_t             file_cache_entries;    /* main level */
     gn_flag_t            symlinks_outside_root;
     gn_flag_t            private_files;
+    gn_flag_t            log_not_found;
 } gn_static_conf_t;
 
 #define gn_static_conf(lc)  ((gn_static_conf_t *) (lc)->conf[GN_FEATURE_STATIC])
@@ -30,7 +31,7 @@ typedef struct {
 
 /* The registry's "static": sendfile, etag, last_modified, max_ranges,
  * sendfile_min_size, the file_cache directives, symlinks_outside_root,
- * private_files; plain slots all. */
+ * private_files, log_not_found; plain slots all. */
 extern const gn_feature_t  gn_static_feature;
 
 /* Sets up r's response (status, headers, body file or error page).
