@@ -12,9 +12,12 @@
 #include <gannet/module.h>
 
 #include "http_request.h"
+#include "module.h"             /* gn_api */
 
 
-extern const gn_api_t  gn_api;
+/* gn_api, the table itself, is declared in module.h (included above):
+ * the module loader hands it to every hook without depending on what
+ * implements it. */
 
 /* Child: frees watches removed during the last batch of events (not
  * before: an event for one may still be in the batch). */

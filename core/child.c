@@ -23,7 +23,7 @@
 #include "log.h"
 #include "access_log.h"
 #include "scoreboard.h"
-#include "http_static.h"
+#include "http_file.h"
 #include "module.h"
 #include "api.h"
 #include "regex.h"
@@ -346,7 +346,7 @@ gn_child_run(gn_cycle_t *cycle, gn_int_t slot, gn_uint_t generation)
     if (gn_event_init(512) != GN_OK
         || gn_timer_heap_init((gn_uint_t) cycle->main->max_connections + 16)
            != GN_OK
-        || gn_file_cache_init((gn_uint_t) gn_static_conf(cycle->main_loc)->file_cache_entries)
+        || gn_file_cache_init((gn_uint_t) gn_file_conf(cycle->main_loc)->file_cache_entries)
            != GN_OK
         || gn_conn_listen_start(cycle, (gn_uint_t) cycle->main->max_connections)
            != GN_OK)

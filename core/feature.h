@@ -39,7 +39,8 @@ typedef enum {
     GN_FEATURE_LISTEN,     /* listen; the listening sockets */
     GN_FEATURE_TYPES,      /* types, default_type */
     GN_FEATURE_HTTP,       /* request limits and timeouts, server_tokens */
-    GN_FEATURE_STATIC,     /* static files and the open-file cache */
+    GN_FEATURE_FILE,       /* the open-file cache, sending files */
+    GN_FEATURE_STATIC,     /* static files */
     GN_FEATURE_MODULES,    /* load_module, handler, modules' directives */
     GN_FEATURE_TLS,        /* certificates, protocols, session cache */
     GN_FEATURE_REWRITE,    /* rewrite, return */

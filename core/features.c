@@ -18,6 +18,7 @@
 #include "listen.h"
 #include "lookup.h"
 #include "http_request.h"
+#include "http_file.h"
 #include "http_static.h"
 #include "module.h"
 #include "tls.h"
@@ -32,6 +33,7 @@ const gn_feature_t *const  gn_features[GN_FEATURE_N] = {
     [GN_FEATURE_LISTEN]     = &gn_listen_feature,
     [GN_FEATURE_TYPES]      = &gn_types_feature,
     [GN_FEATURE_HTTP]       = &gn_http_feature,
+    [GN_FEATURE_FILE]       = &gn_file_feature,
     [GN_FEATURE_STATIC]     = &gn_static_feature,
     [GN_FEATURE_MODULES]    = &gn_modules_feature,
     [GN_FEATURE_TLS]        = &gn_tls_feature,

@@ -19,6 +19,7 @@
 #include "lookup.h"
 #include "http_response.h"
 #include "http_static.h"
+#include "http_file.h"
 #include "access_log.h"
 #include "scoreboard.h"
 #include "log.h"
@@ -805,7 +806,7 @@ gn_http_send_mem(gn_conn_t *c, gn_http_request_t *r)
      * it: one packet instead of two.
      */
     if (i < r->nsegs) {
-        more = (r->segs[i].fd == -1 || !gn_static_conf(r->loc)->sendfile);
+        more = (r->segs[i].fd == -1 || !gn_file_conf(r->loc)->sendfile);
     } else {
         more = (c->close && !r->streaming);
     }
@@ -849,7 +850,7 @@ gn_http_write(gn_conn_t *c)
         if (seg->fd == -1) {
             n = gn_http_send_mem(c, r);
 
-        } else if (gn_static_conf(r->loc)->sendfile) {
+        } else if (gn_file_conf(r->loc)->sendfile) {
             n = c->ops->sendfile(c, seg->fd, &seg->off,
                                  gn_min(seg->len, (size_t) 1 << 30));
             if (n == 0) {

@@ -6,7 +6,7 @@
 #include "gn_config.h"
 
 #include "http_response.h"
-#include "http_static.h"
+#include "http_file.h"
 #include "lookup.h"
 #include "timer.h"
 #include "str.h"
@@ -215,7 +215,7 @@ gn_http_error_page(gn_http_request_t *r, gn_uint_t status)
     r->error_page_done = 1;
 
     e = gn_http_file_open(r, &r->loc->root, &ep[i].uri, NULL,
-                          !gn_static_conf(r->loc)->symlinks_outside_root, &err);
+                          !gn_file_conf(r->loc)->symlinks_outside_root, &err);
     if (e == NULL) {
         gn_log_error(GN_LOG_ERR, &r->c->log, err,
                      "error_page \"%.*s\" for %u cannot be opened",

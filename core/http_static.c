@@ -11,6 +11,7 @@
 #include "gn_config.h"
 
 #include "http_static.h"
+#include "http_file.h"
 #include "http_response.h"
 #include "http_cond.h"
 #include "lookup.h"
@@ -18,13 +19,10 @@
 #include "str.h"
 
 
-/* The static files' and the open-file cache's directives (features.c):
- * plain slots of each level, their defaults in their rows. */
+/* The static files' directives (features.c's "static"): plain slots of
+ * each level, their defaults in their rows. */
 static const gn_conf_cmd_t  gn_http_static_commands[] = {
 
-    { gn_string("sendfile"), GN_CONF_ANY | GN_CONF_FLAG,
-      gn_conf_set_flag_slot, GN_CONF_LOC_CONF, gn_static_offset(sendfile),
-      NULL, "on" },
     { gn_string("etag"), GN_CONF_ANY | GN_CONF_FLAG,
       gn_conf_set_flag_slot, GN_CONF_LOC_CONF, gn_static_offset(etag), NULL,
       "on" },
@@ -34,21 +32,6 @@ static const gn_conf_cmd_t  gn_http_static_commands[] = {
     { gn_string("max_ranges"), GN_CONF_ANY | GN_CONF_TAKE1,
       gn_conf_set_num_slot, GN_CONF_LOC_CONF, gn_static_offset(max_ranges),
       NULL, "16" },
-    { gn_string("sendfile_min_size"), GN_CONF_ANY | GN_CONF_TAKE1,
-      gn_conf_set_size_slot, GN_CONF_LOC_CONF,
-      gn_static_offset(sendfile_min_size), NULL, "16k" },
-    { gn_string("file_cache"), GN_CONF_ANY | GN_CONF_FLAG,
-      gn_conf_set_flag_slot, GN_CONF_LOC_CONF, gn_static_offset(file_cache),
-      NULL, "on" },
-    { gn_string("file_cache_valid"), GN_CONF_ANY | GN_CONF_TAKE1,
-      gn_conf_set_msec_slot, GN_CONF_LOC_CONF,
-      gn_static_offset(file_cache_valid), NULL, "2s" },
-    { gn_string("file_cache_entries"), GN_CONF_MAIN | GN_CONF_TAKE1,
-      gn_conf_set_num_slot, GN_CONF_LOC_CONF,
-      gn_static_offset(file_cache_entries), &gn_conf_num_min_1, "1024" },
-    { gn_string("symlinks_outside_root"), GN_CONF_ANY | GN_CONF_FLAG,
-      gn_conf_set_flag_slot, GN_CONF_LOC_CONF,
-      gn_static_offset(symlinks_outside_root), NULL, "off" },
     { gn_string("private_files"), GN_CONF_ANY | GN_CONF_FLAG,
       gn_conf_set_flag_slot, GN_CONF_LOC_CONF,
       gn_static_offset(private_files), NULL, "off" },
@@ -57,46 +40,6 @@ static const gn_conf_cmd_t  gn_http_static_commands[] = {
       gn_static_offset(log_not_found), NULL, "on" },
     gn_conf_null_cmd
 };
-
-
-static void
-gn_http_file_release(void *data)
-{
-    gn_file_cache_release(data);
-}
-
-
-gn_fc_entry_t *
-gn_http_file_open(gn_http_request_t *r, const gn_str_t *root,
-    const gn_str_t *uri, const gn_str_t *name, gn_uint_t beneath, int *err)
-{
-    gn_loc_conf_t      *lc = r->loc;
-    gn_pool_cleanup_t  *cln;
-    gn_fc_entry_t      *e;
-    gn_fc_open_t        op;
-
-    cln = gn_pool_cleanup_add(r->pool, 0);
-    if (cln == NULL) {
-        *err = ENOMEM;
-        return NULL;
-    }
-
-    op.root = root;
-    op.uri = uri;
-    op.name = name;
-    op.beneath = beneath;
-    op.use_cache = gn_static_conf(lc)->file_cache;
-    op.valid = gn_static_conf(lc)->file_cache_valid;
-    op.content_max = gn_static_conf(lc)->sendfile_min_size;
-
-    e = gn_file_cache_open(&op, err);
-    if (e != NULL) {
-        cln->handler = gn_http_file_release;     /* released with the pool */
-        cln->data = e;
-    }
-
-    return e;
-}
 
 
 static gn_int_t
@@ -222,7 +165,7 @@ gn_http_static_index(gn_http_request_t *r, int *err)
 
     for (i = 0; i < r->loc->index->nelts; i++) {
         e = gn_http_file_open(r, &r->loc->root, &r->uri, &names[i],
-                              !gn_static_conf(r->loc)->symlinks_outside_root, err);
+                              !gn_file_conf(r->loc)->symlinks_outside_root, err);
         if (e != NULL) {
             if (e->is_file) {
                 if (gn_http_static_private(r, e, &names[i]) != GN_OK) {
@@ -244,7 +187,7 @@ gn_http_static_index(gn_http_request_t *r, int *err)
     /* No index file: as nginx, 404 when the directory itself is not
      * there, else 403 with a line that says why (err 0: logged). */
     e = gn_http_file_open(r, &r->loc->root, &r->uri, NULL,
-                          !gn_static_conf(r->loc)->symlinks_outside_root, err);
+                          !gn_file_conf(r->loc)->symlinks_outside_root, err);
     if (e == NULL) {
         return NULL;
     }
@@ -254,33 +197,6 @@ gn_http_static_index(gn_http_request_t *r, int *err)
                  GN_STR_ARG(&r->uri));
     *err = 0;
     return NULL;
-}
-
-
-gn_int_t
-gn_http_file_body(gn_http_request_t *r, gn_fc_entry_t *e, off_t off,
-    off_t len)
-{
-    u_char   *p;
-    ssize_t   n;
-
-    if (e->content != NULL) {
-        return gn_http_add_mem(r, e->content + off, (size_t) len);
-    }
-
-    if ((size_t) len < gn_static_conf(r->loc)->sendfile_min_size) {
-        p = gn_pnalloc(r->pool, (size_t) len);
-        if (p == NULL) {
-            return GN_ERROR;
-        }
-        n = pread(e->fd, p, (size_t) len, off);
-        if (n == len) {
-            return gn_http_add_mem(r, p, (size_t) len);
-        }
-        /* short read (the file changed): let sendfile report it */
-    }
-
-    return gn_http_add_file(r, e->fd, off, len);
 }
 
 
@@ -443,7 +359,7 @@ gn_http_static_handler(gn_http_request_t *r)
 
     } else {
         e = gn_http_file_open(r, &r->loc->root, &r->uri, NULL,
-                              !gn_static_conf(r->loc)->symlinks_outside_root, &err);
+                              !gn_file_conf(r->loc)->symlinks_outside_root, &err);
         if (e == NULL) {
             return gn_http_static_error(r, err);
         }

@@ -27,6 +27,7 @@ noinst_LTLIBRARIES += %reldir%/libgncore.la
     %reldir%/http_request.c %reldir%/http_request.h \
     %reldir%/http_response.c %reldir%/http_response.h \
     %reldir%/http_static.c %reldir%/http_static.h \
+    %reldir%/http_file.c %reldir%/http_file.h \
     %reldir%/access_log.c %reldir%/access_log.h \
     %reldir%/binlog.c %reldir%/binlog.h \
     %reldir%/errlog.c %reldir%/errlog.h \

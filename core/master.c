@@ -16,7 +16,7 @@
 #include "log.h"
 #include "listen.h"
 #include "tls.h"
-#include "http_static.h"
+#include "http_file.h"
 #include "module.h"
 #include "caps.h"
 
@@ -351,8 +351,8 @@ gn_master_rlimit(gn_cycle_t *cycle)
         (void) getrlimit(RLIMIT_NOFILE, &rl);
     }
 
-    files = gn_static_conf(cycle->main_loc)->file_cache
-            ? (gn_uint_t) gn_static_conf(cycle->main_loc)->file_cache_entries : 0;
+    files = gn_file_conf(cycle->main_loc)->file_cache
+            ? (gn_uint_t) gn_file_conf(cycle->main_loc)->file_cache_entries : 0;
     need = (gn_uint_t) mc->max_connections + files + cycle->listening.nelts
            + cycle->open_files.nelts + GN_MASTER_FD_RESERVED;
     if (rl.rlim_cur != RLIM_INFINITY && need > rl.rlim_cur) {

@@ -15,7 +15,6 @@
 #include <dlfcn.h>
 
 #include "module.h"
-#include "api.h"
 #include "log.h"
 #include "str.h"
 

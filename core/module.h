@@ -71,6 +71,9 @@ typedef struct {
  * the modules are dlclosed with their cycle. */
 extern const gn_feature_t  gn_modules_feature;
 
+/* The ABI's function table (api.c), given to every module hook. */
+extern const gn_api_t  gn_api;
+
 /* api->conf_error (in check_conf only). */
 int gn_module_conf_error(const char *directive, const char *fmt, ...)
     gn_printf(2, 3);
