@@ -37,7 +37,8 @@ GN_UNIT_TESTS = \
     %reldir%/unit/test_path \
     %reldir%/unit/test_binlog \
     %reldir%/unit/test_scoreboard \
-    %reldir%/unit/test_module
+    %reldir%/unit/test_module \
+    %reldir%/unit/test_feature
 
 GN_UNIT_CFLAGS = $(AM_CFLAGS) $(GNUTLS_CFLAGS) $(PCRE2_CFLAGS)
 GN_UNIT_LDADD = core/libgncore.la $(LIBS)
@@ -71,10 +72,16 @@ check_PROGRAMS += $(GN_UNIT_TESTS)
 %canon_reldir%_unit_test_access_SOURCES = %reldir%/unit/test_access.c %reldir%/tap.c %reldir%/tap.h
 %canon_reldir%_unit_test_access_CFLAGS = $(GN_UNIT_CFLAGS)
 %canon_reldir%_unit_test_access_LDADD = $(GN_UNIT_LDADD)
-%canon_reldir%_unit_test_lookup_SOURCES = %reldir%/unit/test_lookup.c %reldir%/tap.c %reldir%/tap.h
+%canon_reldir%_unit_test_feature_SOURCES = %reldir%/unit/test_feature.c %reldir%/tap.c %reldir%/tap.h \
+    %reldir%/unit/t_cycle.c %reldir%/unit/t_cycle.h
+%canon_reldir%_unit_test_feature_CFLAGS = $(GN_UNIT_CFLAGS)
+%canon_reldir%_unit_test_feature_LDADD = $(GN_UNIT_LDADD)
+%canon_reldir%_unit_test_lookup_SOURCES = %reldir%/unit/test_lookup.c %reldir%/tap.c %reldir%/tap.h \
+    %reldir%/unit/t_cycle.c %reldir%/unit/t_cycle.h
 %canon_reldir%_unit_test_lookup_CFLAGS = $(GN_UNIT_CFLAGS)
 %canon_reldir%_unit_test_lookup_LDADD = $(GN_UNIT_LDADD)
-%canon_reldir%_unit_test_rewrite_SOURCES = %reldir%/unit/test_rewrite.c %reldir%/tap.c %reldir%/tap.h
+%canon_reldir%_unit_test_rewrite_SOURCES = %reldir%/unit/test_rewrite.c %reldir%/tap.c %reldir%/tap.h \
+    %reldir%/unit/t_cycle.c %reldir%/unit/t_cycle.h
 %canon_reldir%_unit_test_rewrite_CFLAGS = $(GN_UNIT_CFLAGS)
 %canon_reldir%_unit_test_rewrite_LDADD = $(GN_UNIT_LDADD)
 %canon_reldir%_unit_test_auth_basic_SOURCES = %reldir%/unit/test_auth_basic.c %reldir%/tap.c %reldir%/tap.h

@@ -10,17 +10,11 @@
 
 #include "gn_config.h"
 
-#include <stdlib.h>
-#include <unistd.h>
-
 #include "cycle.h"
 #include "listen.h"
 #include "lookup.h"
+#include "t_cycle.h"
 #include "../tap.h"
-
-
-static char  dir[64];
-static char  conf[96];
 
 
 static const char  text[] =
@@ -90,23 +84,10 @@ int
 main(void)
 {
     gn_cycle_t  *cycle;
-    FILE        *f;
     char         err[1024];
     const char  *got;
 
-    snprintf(dir, sizeof(dir), "/tmp/gn-test-lookup-XXXXXX");
-    if (mkdtemp(dir) == NULL) {
-        skip_all("mkdtemp failed");
-    }
-    snprintf(conf, sizeof(conf), "%s/gannet.conf", dir);
-    f = fopen(conf, "w");
-    if (f == NULL || fputs(text, f) < 0 || fclose(f) != 0) {
-        skip_all("cannot write the configuration");
-    }
-
-    cycle = gn_cycle_create(conf, dir, err, sizeof(err));
-    (void) unlink(conf);
-    (void) rmdir(dir);
+    cycle = t_cycle_load(text, NULL, 0, err, sizeof(err));
     if (!ok(cycle != NULL, "the configuration loads")) {
         diag("%s", err);
         return done_testing();

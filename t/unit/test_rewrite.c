@@ -14,13 +14,13 @@
 #include "gn_config.h"
 
 #include <fcntl.h>
-#include <pwd.h>
 
 #include "cycle.h"
 #include "http_request.h"
 #include "log.h"
 #include "regex.h"
 #include "rewrite.h"
+#include "t_cycle.h"
 #include "../tap.h"
 
 
@@ -31,7 +31,7 @@ typedef struct {
 
 
 static char        t_dir[] = "/tmp/gn-test-rewrite-XXXXXX";
-static char        t_conf[64];
+static char        t_conf[64];     /* the last one loaded */
 static char        t_logfile[64];
 static gn_log_t    t_log;
 static gn_pool_t  *t_pool;
@@ -42,26 +42,16 @@ static gn_pool_t  *t_pool;
 static gn_cycle_t *
 t_load(const char *body, char *err, size_t errlen)
 {
-    FILE           *f;
-    struct passwd  *pw;
+    char  text[8192];
 
-    f = fopen(t_conf, "w");
-    if (f == NULL) {
-        snprintf(err, errlen, "fopen(%s) failed", t_conf);
-        return NULL;
-    }
+    snprintf(text, sizeof(text), "%s"
+             "server {\n"
+             "    listen 127.0.0.1:1;\n"
+             "    server_name rw.test;\n"
+             "%s\n"
+             "}\n", t_cycle_user(), body);
 
-    pw = getpwuid(geteuid());
-    fprintf(f, "user %s;\n"
-               "server {\n"
-               "    listen 127.0.0.1:1;\n"
-               "    server_name rw.test;\n"
-               "%s\n"
-               "}\n", pw != NULL ? pw->pw_name : "root", body);
-    fclose(f);
-
-    err[0] = '\0';
-    return gn_cycle_create(t_conf, t_dir, err, errlen);
+    return t_cycle_load(text, t_conf, sizeof(t_conf), err, errlen);
 }
 
 
@@ -611,7 +601,6 @@ main(void)
         skip_all("mkdtemp() failed");
         return 0;
     }
-    snprintf(t_conf, sizeof(t_conf), "%s/t.conf", t_dir);
     snprintf(t_logfile, sizeof(t_logfile), "%s/error.log", t_dir);
 
     t_log.level = GN_LOG_INFO;
@@ -633,7 +622,6 @@ main(void)
 
     close(t_log.fd);
     gn_pool_destroy(t_pool);
-    unlink(t_conf);
     unlink(t_logfile);
     if (rmdir(t_dir) == -1) {
         diag("could not remove %s", t_dir);
