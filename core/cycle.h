@@ -154,6 +154,8 @@ struct gn_listen_s {
     gn_srv_conf_t           *default_srv;
     gn_uint_t                tls;
     void                    *tls_ctx;       /* gn_tls_listen_t */
+    /* the protocol served, set by it at child start (conn.h) */
+    const struct gn_conn_proto_s  *proto;
 };
 
 typedef struct {

@@ -26,9 +26,7 @@
 
 #include "tls.h"
 #include "tls_scache.h"
-#include "lookup.h"
 #include "shm.h"
-#include "http_request.h"
 #include "scoreboard.h"
 #include "timer.h"
 #include "log.h"
@@ -819,7 +817,7 @@ gn_tls_post_client_hello(gnutls_session_t session)
         == GNUTLS_E_SUCCESS && type == GNUTLS_NAME_DNS)
     {
         t->sni[len] = '\0';
-        sc = gn_lookup_server(c->listen, (u_char *) t->sni, len);
+        sc = c->listen->proto->tls_server(c, (u_char *) t->sni, len);
         t->sni_srv = sc != NULL ? sc : dflt;
     } else {
         t->sni[0] = '\0';                  /* the default server's */
@@ -951,8 +949,9 @@ gn_tls_reject_plain(gn_conn_t *c)
                  "request to a TLS port");
     n = send(c->io.fd, msg, sizeof(msg) - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
     n = gn_max(n, 0);
-    gn_http_log_rejected(c, t->in + t->in_pos, t->in_end - t->in_pos,
-                         (size_t) n, gn_min((size_t) n, head));
+    c->listen->proto->tls_rejected(c, t->in + t->in_pos,
+                                   t->in_end - t->in_pos, (size_t) n,
+                                   gn_min((size_t) n, head));
     t->ended = 1;                       /* no TLS record after that */
     c->linger_close = 1;                /* the rest of the request */
     gn_conn_close(c);
@@ -1038,15 +1037,27 @@ gn_tls_failed(gn_conn_t *c, int rc)
 }
 
 
+/* A handshake that did not finish within the protocol's time: no
+ * answer, the connection closes. */
+static void
+gn_tls_handshake_timeout(gn_timer_t *timer)
+{
+    gn_conn_t  *c = timer->data;
+
+    c->log.action = "TLS handshaking";
+    gn_log_error(GN_LOG_INFO, &c->log, 0, "client timed out");
+    gn_conn_close(c);
+}
+
+
 void
 gn_tls_conn_start(gn_conn_t *c)
 {
-    gn_loc_conf_t  *lc = c->listen->default_srv->loc;
-
     c->state = GN_CONN_HANDSHAKE;
     c->state_since = gn_current_msec;
-    c->timer.handler = gn_http_conn_timeout;
-    gn_timer_set(&c->timer, lc->client_header_timeout);
+    c->handler = gn_tls_handshake;
+    c->timer.handler = gn_tls_handshake_timeout;
+    gn_timer_set(&c->timer, c->listen->proto->handshake_timeout(c));
 
     if (gn_tls_session_create(c) != GN_OK) {
         gn_conn_close(c);
@@ -1138,7 +1149,7 @@ gn_tls_handshake(gn_conn_t *c)
 }
 
 
-/* The handshake is done: tickets due, then HTTP takes over. */
+/* The handshake is done: tickets due, then the protocol takes over. */
 static void
 gn_tls_established(gn_conn_t *c)
 {
@@ -1170,7 +1181,7 @@ gn_tls_established(gn_conn_t *c)
 
     t->established = 1;
     c->ops = &gn_tls_ops;
-    gn_http_start(c);
+    c->listen->proto->init_conn(c);
 }
 
 

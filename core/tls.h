@@ -33,11 +33,15 @@ gn_int_t gn_tls_cache_stats(gn_cycle_t *cycle, void *out);
 /* Master: logs the cache counters (at exit). */
 void gn_tls_log_stats(gn_cycle_t *cycle);
 
-/* Child: a new connection on a TLS listener. Starts the handshake; when
- * it completes, HTTP takes over the connection. */
+/* Child: a new connection on a TLS listener. Starts the handshake, with
+ * the protocol's time limit (c->listen->proto: handshake_timeout); SNI
+ * picks the server block through its tls_server, plain HTTP is answered
+ * 400 and reported to its tls_rejected; when the handshake completes,
+ * its init_conn takes over the connection. */
 void gn_tls_conn_start(gn_conn_t *c);
 
-/* Child: readiness during the handshake. */
+/* Child: readiness during the handshake (the connection's handler until
+ * then). */
 void gn_tls_handshake(gn_conn_t *c);
 
 /* The server block SNI chose (NULL: none sent or not TLS). */
