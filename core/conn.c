@@ -1,6 +1,8 @@
 /*
  * Connections: accepting, the connection and buffer free lists, plain
- * socket I/O, closing and draining.
+ * socket I/O, closing and draining. No protocol and no TLS by name: a
+ * new connection goes to its listener's layer (TLS) or protocol, its
+ * events to the handler the protocol set (conn.h).
  *
  * Accept distribution: every child adds the shared listening socket with
  * EPOLLEXCLUSIVE. The kernel then wakes the same waiter again and again
@@ -19,7 +21,6 @@
 #include "log.h"
 #include "listen.h"
 #include "scoreboard.h"
-#include "tls.h"
 #include "file_cache.h"
 
 
@@ -138,9 +139,9 @@ gn_conn_listen_start(gn_cycle_t *cycle, gn_uint_t max_conns)
     }
 
     for (i = 0; i < gn_nacceptors; i++) {
-        if (ls[i].proto == NULL) {
-            gn_log_error(GN_LOG_ALERT, NULL, 0, "listener %.*s serves no "
-                         "protocol", GN_STR_ARG(&ls[i].text));
+        if (ls[i].proto == NULL || (ls[i].tls && ls[i].layer == NULL)) {
+            gn_log_error(GN_LOG_ALERT, NULL, 0, "listener %.*s has no "
+                         "protocol or no TLS layer", GN_STR_ARG(&ls[i].text));
             return GN_ERROR;
         }
         gn_acceptors[i].io.fd = ls[i].fd;
@@ -316,8 +317,8 @@ gn_conn_accept_one(gn_accept_t *a, int fd, struct sockaddr_storage *sa,
     c->read_ready = 1;
     c->write_ready = 1;
 
-    if (a->ls->tls) {
-        gn_tls_conn_start(c);           /* then the protocol's init_conn */
+    if (a->ls->layer != NULL) {
+        a->ls->layer->start(c);         /* then the protocol's init_conn */
     } else {
         a->ls->proto->init_conn(c);
     }
@@ -502,7 +503,7 @@ gn_conn_linger(gn_conn_t *c)
     ssize_t  n;
 
     if (c->tls != NULL) {
-        if (gn_tls_conn_shutdown(c) == GN_AGAIN) {
+        if (c->listen->layer->shutdown(c) == GN_AGAIN) {
             return;                     /* on the next EPOLLOUT */
         }
         c->ops = &gn_conn_plain_ops;
@@ -589,7 +590,9 @@ gn_conn_close(gn_conn_t *c)
     c->linger_close = 0;
     c->read_on_write = 0;
     gn_conn_pool_put(c);
-    gn_tls_conn_close(c);
+    if (c->tls != NULL) {
+        c->listen->layer->close(c);
+    }
     gn_timer_del(&c->timer);
     gn_conn_buf_put(c);
 

@@ -3,8 +3,10 @@
  * read buffer, readiness, timeouts, and an I/O vtable (plain sockets
  * here; TLS plugs in its own). The transport knows no protocol: a
  * listener carries its protocol's descriptor (gn_conn_proto_t, set by
- * the protocol at child start), and a connection its protocol's handler,
- * close callback and state (handler, on_close, data).
+ * the protocol at child start) and the layer between the socket and the
+ * protocol, if any (gn_conn_layer_t: TLS); a connection carries its
+ * protocol's handler, close callback and state (handler, on_close,
+ * data), and the layer's state (tls).
  */
 
 #ifndef GN_CORE_CONN_H_INCLUDED
@@ -61,6 +63,30 @@ typedef struct gn_conn_proto_s {
                                     size_t len, size_t sent, size_t head);
 } gn_conn_proto_t;
 
+/*
+ * A layer between the socket and the protocol (TLS; tls.c's
+ * gn_tls_layer), carried by a listener (gn_listen_t.layer; NULL: the
+ * protocol reads the socket itself). The layer keeps its state in c->tls
+ * and may replace c->ops. conn.c calls:
+ *
+ * start: for a new connection, instead of the protocol's init_conn,
+ * which the layer calls once the connection is ready (TLS: after the
+ * handshake), or it closes the connection;
+ * shutdown: closing, lingering: the layer's last record out (TLS: the
+ * alert of the error that ended it, or close_notify), then its state
+ * freed (c->tls NULL) and the socket left to plain reads; GN_AGAIN: the
+ * socket is full, called again when it is writable;
+ * close: closing at once: its state freed after a best effort at its
+ * last record.
+ *
+ * shutdown and close are called only while c->tls is set.
+ */
+typedef struct gn_conn_layer_s {
+    void            (*start)(gn_conn_t *c);
+    gn_int_t        (*shutdown)(gn_conn_t *c);
+    void            (*close)(gn_conn_t *c);
+} gn_conn_layer_t;
+
 /* What the connection is doing, for the status page, the drain
  * (KEEPALIVE: idle, may be closed) and lingering (conn.c's own): the
  * protocol keeps state and state_since up to date. */
@@ -81,7 +107,8 @@ struct gn_conn_s {
     gn_pool_t               *pool;         /* reset between requests */
     gn_listen_t             *listen;
     const gn_conn_ops_t     *ops;
-    void                    *tls;          /* gn_tls_conn_t, or NULL */
+    void                    *tls;          /* the layer's (gn_tls_conn_t),
+                                              or NULL */
     gn_log_t                 log;
 
     struct sockaddr_storage  peer;

@@ -118,6 +118,7 @@ gn_http_listen_init(gn_cycle_t *cycle)
 
     for (i = 0; i < cycle->listening.nelts; i++) {
         ls[i].proto = &gn_http_proto;
+        ls[i].layer = ls[i].tls ? &gn_tls_layer : NULL;
     }
 }
 

@@ -144,8 +144,8 @@ gn_int_t gn_http_add_file(gn_http_request_t *r, int fd, off_t off,
 extern const gn_conf_cmd_t  gn_http_commands[];
 
 /* Child start, before gn_conn_listen_start: HTTP/1 serves every
- * listener of the cycle (the transport reaches it only through the
- * listener's gn_conn_proto_t, see conn.h). */
+ * listener of the cycle, over TLS on a TLS listener (the transport
+ * reaches it only through the listener's gn_conn_proto_t, see conn.h). */
 void gn_http_listen_init(gn_cycle_t *cycle);
 
 /* The server block of c's current request, else of its listener (NULL:

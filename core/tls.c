@@ -172,10 +172,21 @@ static int gn_tls_pull_timeout(gnutls_transport_ptr_t ptr, unsigned int ms);
 static ssize_t gn_tls_push(gnutls_transport_ptr_t ptr, const giovec_t *iov,
     int iovcnt);
 
+static void gn_tls_conn_start(gn_conn_t *c);
+static void gn_tls_handshake(gn_conn_t *c);
+static gn_int_t gn_tls_conn_shutdown(gn_conn_t *c);
+static void gn_tls_conn_close(gn_conn_t *c);
+
 static const gn_conn_ops_t  gn_tls_ops = {
     gn_tls_recv,
     gn_tls_writev,
     gn_tls_sendfile
+};
+
+const gn_conn_layer_t  gn_tls_layer = {
+    gn_tls_conn_start,
+    gn_tls_conn_shutdown,
+    gn_tls_conn_close
 };
 
 
@@ -1050,7 +1061,7 @@ gn_tls_handshake_timeout(gn_timer_t *timer)
 }
 
 
-void
+static void
 gn_tls_conn_start(gn_conn_t *c)
 {
     c->state = GN_CONN_HANDSHAKE;
@@ -1097,7 +1108,9 @@ gn_tls_tickets(gn_conn_t *c, int more)
 }
 
 
-void
+/* Readiness during the handshake: the connection's handler until
+ * then. */
+static void
 gn_tls_handshake(gn_conn_t *c)
 {
     gn_tls_conn_t  *t = c->tls;
@@ -1269,7 +1282,7 @@ gn_tls_end(gn_conn_t *c)
 }
 
 
-gn_int_t
+static gn_int_t
 gn_tls_conn_shutdown(gn_conn_t *c)
 {
     if (c->tls == NULL) {
@@ -1285,7 +1298,7 @@ gn_tls_conn_shutdown(gn_conn_t *c)
 }
 
 
-void
+static void
 gn_tls_conn_close(gn_conn_t *c)
 {
     gn_tls_conn_t  *t = c->tls;

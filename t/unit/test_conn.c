@@ -6,9 +6,11 @@
  * read, write and sendfile; the connection's timer fires; the buffer and
  * pool free lists give back what was put; gn_conn_close runs on_close
  * once and, lingering, lets the client read the answer and a FIN where a
- * plain close with unread input sends a reset; gn_conn_drain closes idle
- * connections, keeps busy ones and answers a request already on its way;
- * gn_conn_close_all closes the rest, marked stopping.
+ * plain close with unread input sends a reset; a listener's layer (a
+ * stand-in for TLS) gets the new connection before the protocol and its
+ * last word at the close; gn_conn_drain closes idle connections, keeps
+ * busy ones and answers a request already on its way; gn_conn_close_all
+ * closes the rest, marked stopping.
  */
 
 #include "gn_config.h"
@@ -99,6 +101,50 @@ t_init_conn(gn_conn_t *c)
 static const gn_conn_proto_t  t_proto = { t_init_conn, NULL, NULL, NULL };
 
 
+/* A layer under the protocol, as TLS is: what conn.c asked of it. */
+static gn_uint_t  t_layer_starts;
+static gn_uint_t  t_layer_shutdowns;
+static gn_uint_t  t_layer_closes;
+static gn_uint_t  t_layer_again;      /* shutdowns to answer GN_AGAIN */
+
+
+static void
+t_layer_start(gn_conn_t *c)
+{
+    t_layer_starts++;
+    ok(c->data == NULL && c->handler == NULL,
+       "layer: start before the protocol's init_conn");
+    c->tls = &t_layer_starts;
+    c->listen->proto->init_conn(c);       /* no handshake to wait for */
+}
+
+
+static gn_int_t
+t_layer_shutdown(gn_conn_t *c)
+{
+    t_layer_shutdowns++;
+    if (t_layer_again > 0) {
+        t_layer_again--;
+        return GN_AGAIN;                   /* "the socket is full" */
+    }
+    c->tls = NULL;
+    return GN_OK;
+}
+
+
+static void
+t_layer_close(gn_conn_t *c)
+{
+    t_layer_closes++;
+    c->tls = NULL;
+}
+
+
+static const gn_conn_layer_t  t_layer = {
+    t_layer_start, t_layer_shutdown, t_layer_close
+};
+
+
 /* Bytes malloc() has handed out and not had back (glibc), 0 where that
  * is not known: a buffer put on a free list stays handed out. */
 static size_t
@@ -135,6 +181,28 @@ t_run_closed(gn_msec_t ms)
     while (gn_conn_count > 0 && gn_current_msec - start < ms) {
         (void) gn_event_process(10, &t_mask);
     }
+}
+
+
+/* A listening socket on 127.0.0.1, an ephemeral port (in *sin), or
+ * -1. */
+static int
+t_listen(struct sockaddr_in *sin)
+{
+    socklen_t  len = sizeof(*sin);
+    int        fd;
+
+    fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    memset(sin, 0, sizeof(*sin));
+    sin->sin_family = AF_INET;
+    sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd == -1 || bind(fd, (struct sockaddr *) sin, sizeof(*sin)) == -1
+        || listen(fd, 16) == -1
+        || getsockname(fd, (struct sockaddr *) sin, &len) == -1)
+    {
+        return -1;
+    }
+    return fd;
 }
 
 
@@ -413,6 +481,55 @@ test_linger(in_port_t port, gn_uint_t linger)
 }
 
 
+/* A layered listener: the layer starts the connection and hands it to
+ * the protocol; lingering waits for its shutdown, a plain close calls its
+ * close. */
+static void
+test_layer(in_port_t port)
+{
+    gn_conn_t  *c;
+    char        buf[16];
+    int         fd, err;
+
+    c = t_accept(port, &fd);
+    if (!ok(c != NULL, "layer: a connection")) {
+        return;
+    }
+    is_int(t_layer_starts, 1, "layer: its start got the connection");
+    ok(c->tls == &t_layer_starts && c->handler == t_handler,
+       "layer: ... and handed it to the protocol");
+
+    t_layer_again = 1;
+    seen.closes = 0;
+    c->linger_close = 1;
+    gn_conn_close(c);
+    is_int(t_layer_shutdowns, 1, "layer: lingering asks for its shutdown");
+    is_int(seen.closes, 1, "layer: on_close first");
+    ok(c->state == GN_CONN_LINGERING && c->tls != NULL,
+       "layer: its shutdown said GN_AGAIN: lingering waits");
+    (void) send(fd, "x", 1, 0);           /* an event: ask again */
+    t_run(&t_layer_shutdowns, 2, 2000);
+    is_int(t_layer_shutdowns, 2, "layer: asked again on the next event");
+    ok(c->tls == NULL, "layer: done, its state is gone");
+    (void) shutdown(fd, SHUT_WR);
+    t_run_closed(1000);
+    is_int(gn_conn_count, 0, "layer: then lingering ends at the client's "
+           "EOF");
+    is_int(t_layer_closes, 0, "layer: no close after its shutdown");
+    (void) t_read_all(fd, buf, sizeof(buf), &err);
+    is_int(err, 0, "layer: the client sees a FIN");
+    close(fd);
+
+    c = t_accept(port, &fd);
+    if (c != NULL) {
+        gn_conn_close(c);
+    }
+    is_int(t_layer_closes, 1, "layer: a plain close calls its close once");
+    is_int(t_layer_shutdowns, 2, "layer: ... and not its shutdown");
+    close(fd);
+}
+
+
 /* gn_conn_drain: idle keep-alive connections close, past their grace;
  * busy ones stay; one whose next request came already is answered. */
 static void
@@ -478,11 +595,10 @@ int
 main(void)
 {
     static gn_cycle_t    cycle;
-    static gn_listen_t   ls;
-    struct sockaddr_in   sin;
-    socklen_t            len;
+    static gn_listen_t   ls[2];
+    struct sockaddr_in   sin, sin2;
     char                 logfile[] = "/tmp/gn-test-conn-log-XXXXXX";
-    int                  fd;
+    int                  fd, fd2;
 
     (void) signal(SIGPIPE, SIG_IGN);
     (void) sigprocmask(SIG_SETMASK, NULL, &t_mask);
@@ -492,24 +608,24 @@ main(void)
         skip_all("no event loop");
     }
 
-    /* a listener on 127.0.0.1, an ephemeral port */
-    fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    memset(&sin, 0, sizeof(sin));
-    sin.sin_family = AF_INET;
-    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    len = sizeof(sin);
-    if (fd == -1 || bind(fd, (struct sockaddr *) &sin, sizeof(sin)) == -1
-        || listen(fd, 16) == -1
-        || getsockname(fd, (struct sockaddr *) &sin, &len) == -1)
-    {
+    /* two listeners on 127.0.0.1, ephemeral ports: the second with the
+     * test's layer */
+    fd = t_listen(&sin);
+    fd2 = t_listen(&sin2);
+    if (fd == -1 || fd2 == -1) {
         skip_all("cannot listen on 127.0.0.1");
     }
 
-    memcpy(&ls.sa, &sin, sizeof(sin));
-    ls.socklen = len;
-    gn_str_set(&ls.text, "127.0.0.1:test");
-    ls.fd = fd;
-    ls.proto = &t_proto;
+    memcpy(&ls[0].sa, &sin, sizeof(sin));
+    ls[0].socklen = sizeof(sin);
+    gn_str_set(&ls[0].text, "127.0.0.1:test");
+    ls[0].fd = fd;
+    ls[0].proto = &t_proto;
+    ls[1] = ls[0];
+    memcpy(&ls[1].sa, &sin2, sizeof(sin2));
+    gn_str_set(&ls[1].text, "127.0.0.1:layered");
+    ls[1].fd = fd2;
+    ls[1].layer = &t_layer;
 
     /* the connections' messages go to a file nobody reads */
     cycle.log.level = GN_LOG_INFO;
@@ -517,8 +633,8 @@ main(void)
     if (cycle.log.fd == -1 || unlink(logfile) == -1) {
         skip_all("cannot make a log file");
     }
-    cycle.listening.elts = &ls;
-    cycle.listening.nelts = 1;
+    cycle.listening.elts = ls;
+    cycle.listening.nelts = 2;
     cycle.listening.size = sizeof(gn_listen_t);
     gn_cycle = &cycle;
 
@@ -530,6 +646,7 @@ main(void)
     test_free_lists(sin.sin_port);
     test_linger(sin.sin_port, 1);
     test_linger(sin.sin_port, 0);
+    test_layer(sin2.sin_port);
     test_drain(sin.sin_port);
 
     gn_conn_listen_stop(&cycle);
