@@ -358,20 +358,13 @@ gn_conn_siblings_full(void)
 static void
 gn_conn_reject(gn_accept_t *a, int fd)
 {
-    static const char  busy[] =
-        "HTTP/1.1 503 Service Unavailable\r\n"
-        "Server: gannet\r\n"
-        "Content-Type: text/plain\r\n"
-        "Content-Length: 20\r\n"
-        "Connection: close\r\n"
-        "\r\n"
-        "Server is too busy.\n";
-    char               drain[4096];
+    const gn_str_t  *busy = &a->ls->proto->busy;
+    char             drain[4096];
 
     /* read what the client sent already, so that close() does not turn
      * into a RST that destroys the answer */
     (void) recv(fd, drain, sizeof(drain), MSG_DONTWAIT);
-    (void) send(fd, busy, sizeof(busy) - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+    (void) send(fd, busy->data, busy->len, MSG_DONTWAIT | MSG_NOSIGNAL);
     (void) shutdown(fd, SHUT_WR);
     close(fd);
 

@@ -53,6 +53,9 @@ typedef struct {
  * answered 400 with a response of which `sent` bytes went out, `head` of
  * them its head; data/len are the bytes the client sent. The connection
  * closes after it.
+ *
+ * busy: what a client is sent, as plain bytes, when every child is at
+ * max_connections: it is accepted, answered and closed (HTTP: a 503).
  */
 typedef struct gn_conn_proto_s {
     void            (*init_conn)(gn_conn_t *c);
@@ -61,6 +64,7 @@ typedef struct gn_conn_proto_s {
     gn_msec_t       (*handshake_timeout)(gn_conn_t *c);
     void            (*tls_rejected)(gn_conn_t *c, const u_char *data,
                                     size_t len, size_t sent, size_t head);
+    gn_str_t        busy;
 } gn_conn_proto_t;
 
 /*

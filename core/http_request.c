@@ -85,7 +85,14 @@ static const gn_conn_proto_t  gn_http_proto = {
     gn_http_init_conn,
     gn_http_tls_server,
     gn_http_handshake_timeout,
-    gn_http_log_rejected
+    gn_http_log_rejected,
+    gn_string("HTTP/1.1 503 Service Unavailable\r\n"
+              "Server: gannet\r\n"
+              "Content-Type: text/plain\r\n"
+              "Content-Length: 20\r\n"
+              "Connection: close\r\n"
+              "\r\n"
+              "Server is too busy.\n")
 };
 
 static u_char  *gn_http_conn_free;        /* gn_http_conn_t, linked */

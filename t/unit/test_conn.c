@@ -8,7 +8,8 @@
  * once and, lingering, lets the client read the answer and a FIN where a
  * plain close with unread input sends a reset; a listener's layer (a
  * stand-in for TLS) gets the new connection before the protocol and its
- * last word at the close; gn_conn_drain closes idle connections, keeps
+ * last word at the close; at max_connections a client gets the
+ * protocol's busy answer; gn_conn_drain closes idle connections, keeps
  * busy ones and answers a request already on its way; gn_conn_close_all
  * closes the rest, marked stopping.
  */
@@ -30,6 +31,9 @@
 #include "log.h"
 #include "str.h"
 #include "../tap.h"
+
+
+#define T_MAX_CONNS  8
 
 
 /* What the test protocol saw. */
@@ -98,7 +102,9 @@ t_init_conn(gn_conn_t *c)
 }
 
 
-static const gn_conn_proto_t  t_proto = { t_init_conn, NULL, NULL, NULL };
+static const gn_conn_proto_t  t_proto = {
+    t_init_conn, NULL, NULL, NULL, gn_string("busy\n")
+};
 
 
 /* A layer under the protocol, as TLS is: what conn.c asked of it. */
@@ -530,6 +536,48 @@ test_layer(in_port_t port)
 }
 
 
+/* At max_connections (and no sibling with room: there is no scoreboard)
+ * a client is accepted, sent the protocol's busy answer and closed. */
+static void
+test_busy(in_port_t port)
+{
+    gn_conn_t  *c[T_MAX_CONNS];
+    gn_uint_t   inits;
+    char        buf[16];
+    size_t      len;
+    int         fd[T_MAX_CONNS], extra, err, i, n;
+
+    for (n = 0; n < T_MAX_CONNS; n++) {
+        c[n] = t_accept(port, &fd[n]);
+        if (c[n] == NULL) {
+            break;
+        }
+    }
+    if (!is_int(n, T_MAX_CONNS, "busy: max_connections connections")) {
+        goto done;
+    }
+
+    inits = seen.inits;
+    extra = t_connect(port);
+    t_run(NULL, 0, 100);
+    len = extra != -1 ? t_read_all(extra, buf, sizeof(buf), &err) : 0;
+    is_str(buf, len, "busy\n", "busy: one more gets the protocol's busy "
+           "answer");
+    is_int(err, 0, "busy: ... and a FIN");
+    is_int(seen.inits, inits, "busy: the protocol never sees it");
+    is_int(gn_conn_count, T_MAX_CONNS, "busy: still max_connections open");
+    if (extra != -1) {
+        close(extra);
+    }
+
+done:
+    for (i = 0; i < n; i++) {
+        gn_conn_close(c[i]);
+        close(fd[i]);
+    }
+}
+
+
 /* gn_conn_drain: idle keep-alive connections close, past their grace;
  * busy ones stay; one whose next request came already is answered. */
 static void
@@ -638,7 +686,9 @@ main(void)
     cycle.listening.size = sizeof(gn_listen_t);
     gn_cycle = &cycle;
 
-    if (!ok(gn_conn_listen_start(&cycle, 8) == GN_OK, "listen_start")) {
+    if (!ok(gn_conn_listen_start(&cycle, T_MAX_CONNS) == GN_OK,
+            "listen_start"))
+    {
         return done_testing();
     }
 
@@ -647,6 +697,7 @@ main(void)
     test_linger(sin.sin_port, 1);
     test_linger(sin.sin_port, 0);
     test_layer(sin2.sin_port);
+    test_busy(sin.sin_port);
     test_drain(sin.sin_port);
 
     gn_conn_listen_stop(&cycle);
