@@ -744,7 +744,8 @@ gn_access_log_num(gn_http_request_t *r, gn_uint_t var, char *num,
     case GN_LV_PID:
         return snprintf(num, size, "%d", (int) getpid());
     case GN_LV_CONNECTION_REQUESTS:
-        return snprintf(num, size, "%u", (unsigned) r->c->requests);
+        return snprintf(num, size, "%u",
+                        (unsigned) gn_http_conn(r->c)->requests);
     case GN_LV_REMOTE_PORT:
         return snprintf(num, size, "%u",
                         (unsigned) gn_access_log_port(&r->c->peer));

@@ -20,6 +20,7 @@
 #include "event.h"
 #include "timer.h"
 #include "conn.h"
+#include "http_request.h"
 #include "log.h"
 #include "access_log.h"
 #include "scoreboard.h"
@@ -342,6 +343,7 @@ gn_child_run(gn_cycle_t *cycle, gn_int_t slot, gn_uint_t generation)
     gn_child_orphan_stop();
 
     gn_time_update();
+    gn_http_listen_init(cycle);           /* every listener is HTTP/1's */
 
     if (gn_event_init(512) != GN_OK
         || gn_timer_heap_init((gn_uint_t) cycle->main->max_connections + 16)

@@ -1,6 +1,8 @@
 /*
  * Connections: accepting, the connection and buffer free lists, plain
- * socket I/O, closing and draining.
+ * socket I/O, closing and draining. No protocol and no TLS by name: a
+ * new connection goes to its listener's layer (TLS) or protocol, its
+ * events to the handler the protocol set (conn.h).
  *
  * Accept distribution: every child adds the shared listening socket with
  * EPOLLEXCLUSIVE. The kernel then wakes the same waiter again and again
@@ -19,8 +21,6 @@
 #include "log.h"
 #include "listen.h"
 #include "scoreboard.h"
-#include "http_request.h"
-#include "tls.h"
 #include "file_cache.h"
 
 
@@ -139,6 +139,11 @@ gn_conn_listen_start(gn_cycle_t *cycle, gn_uint_t max_conns)
     }
 
     for (i = 0; i < gn_nacceptors; i++) {
+        if (ls[i].proto == NULL || (ls[i].tls && ls[i].layer == NULL)) {
+            gn_log_error(GN_LOG_ALERT, NULL, 0, "listener %.*s has no "
+                         "protocol or no TLS layer", GN_STR_ARG(&ls[i].text));
+            return GN_ERROR;
+        }
         gn_acceptors[i].io.fd = ls[i].fd;
         gn_acceptors[i].io.handler = gn_conn_accept_handler;
         gn_acceptors[i].io.data = &gn_acceptors[i];
@@ -312,10 +317,10 @@ gn_conn_accept_one(gn_accept_t *a, int fd, struct sockaddr_storage *sa,
     c->read_ready = 1;
     c->write_ready = 1;
 
-    if (a->ls->tls) {
-        gn_tls_conn_start(c);
+    if (a->ls->layer != NULL) {
+        a->ls->layer->start(c);         /* then the protocol's init_conn */
     } else {
-        gn_http_init_conn(c);
+        a->ls->proto->init_conn(c);
     }
 }
 
@@ -353,20 +358,13 @@ gn_conn_siblings_full(void)
 static void
 gn_conn_reject(gn_accept_t *a, int fd)
 {
-    static const char  busy[] =
-        "HTTP/1.1 503 Service Unavailable\r\n"
-        "Server: gannet\r\n"
-        "Content-Type: text/plain\r\n"
-        "Content-Length: 20\r\n"
-        "Connection: close\r\n"
-        "\r\n"
-        "Server is too busy.\n";
-    char               drain[4096];
+    const gn_str_t  *busy = &a->ls->proto->busy;
+    char             drain[4096];
 
     /* read what the client sent already, so that close() does not turn
      * into a RST that destroys the answer */
     (void) recv(fd, drain, sizeof(drain), MSG_DONTWAIT);
-    (void) send(fd, busy, sizeof(busy) - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+    (void) send(fd, busy->data, busy->len, MSG_DONTWAIT | MSG_NOSIGNAL);
     (void) shutdown(fd, SHUT_WR);
     close(fd);
 
@@ -478,7 +476,7 @@ gn_conn_event_handler(gn_io_t *io, uint32_t events)
         return;
     }
 
-    gn_http_conn_handler(c);
+    c->handler(c);
 }
 
 
@@ -498,7 +496,7 @@ gn_conn_linger(gn_conn_t *c)
     ssize_t  n;
 
     if (c->tls != NULL) {
-        if (gn_tls_conn_shutdown(c) == GN_AGAIN) {
+        if (c->listen->layer->shutdown(c) == GN_AGAIN) {
             return;                     /* on the next EPOLLOUT */
         }
         c->ops = &gn_conn_plain_ops;
@@ -535,7 +533,6 @@ gn_conn_linger_start(gn_conn_t *c)
     c->linger_close = 0;
     gn_conn_pool_put(c);
     gn_conn_buf_put(c);
-    c->r = NULL;
     c->state = GN_CONN_LINGERING;
     c->state_since = gn_current_msec;
     c->timer.handler = gn_conn_linger_timeout;
@@ -568,9 +565,15 @@ gn_conn_nodelay(gn_conn_t *c)
 void
 gn_conn_close(gn_conn_t *c)
 {
-    if (c->r != NULL) {
-        gn_http_closed(c);         /* every request gets its log line */
+    gn_conn_handler_pt  on_close;
+
+    if (c->on_close != NULL) {
+        on_close = c->on_close;
+        c->on_close = NULL;        /* once, even if it lingers */
+        on_close(c);
     }
+    c->handler = NULL;
+    c->data = NULL;
 
     if (c->linger_close && c->io.fd != -1 && !c->eof) {
         gn_conn_linger_start(c);
@@ -580,7 +583,9 @@ gn_conn_close(gn_conn_t *c)
     c->linger_close = 0;
     c->read_on_write = 0;
     gn_conn_pool_put(c);
-    gn_tls_conn_close(c);
+    if (c->tls != NULL) {
+        c->listen->layer->close(c);
+    }
     gn_timer_del(&c->timer);
     gn_conn_buf_put(c);
 
@@ -635,7 +640,7 @@ gn_conn_drain(gn_msec_t idle_grace)
                  * event not handled yet) is answered, not reset */
                 if (recv(c->io.fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) > 0) {
                     c->read_ready = 1;
-                    gn_http_conn_handler(c);
+                    c->handler(c);
                     continue;
                 }
                 gn_conn_close(c);
@@ -655,25 +660,20 @@ gn_conn_close_all(void)
 {
     while (gn_conn_open != NULL) {
         gn_conn_open->linger_close = 0;
-        if (gn_conn_open->r != NULL) {
-            gn_conn_open->r->close_status = 503;     /* the server stops */
-        }
+        gn_conn_open->stopping = 1;
         gn_conn_close(gn_conn_open);
     }
 }
 
 
 u_char *
-gn_conn_buf_get(gn_conn_t *c)
+gn_conn_buf_get(gn_conn_t *c, size_t size)
 {
     u_char  *b;
-    size_t   size;
 
     if (c->buf != NULL) {
         return c->buf;
     }
-
-    size = gn_http_conf(c->listen->default_srv->loc)->client_max_header_size;
 
     b = gn_buf_size == size ? gn_free_list_pop(&gn_buf_free) : NULL;
     if (b == NULL) {

@@ -101,6 +101,10 @@ struct gn_listen_s {
     gn_srv_conf_t           *default_srv;
     gn_uint_t                tls;
     void                    *tls_ctx;       /* gn_tls_listen_t */
+    /* the protocol served and the layer under it (TLS, or NULL), set
+     * by the protocol at child start (conn.h) */
+    const struct gn_conn_proto_s  *proto;
+    const struct gn_conn_layer_s  *layer;
 };
 
 typedef struct {

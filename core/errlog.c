@@ -214,8 +214,7 @@ gn_errlog_route(gn_log_t *log, gn_log_t *tmp)
         return log;
     }
 
-    srv = c->r != NULL ? c->r->srv
-                       : (c->listen != NULL ? c->listen->default_srv : NULL);
+    srv = gn_http_conn_srv(c);
     if (srv == NULL || gn_errlog_conf(srv->loc)->srv_log == NULL) {
         return log;
     }

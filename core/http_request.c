@@ -74,6 +74,42 @@ static void gn_http_finish(gn_conn_t *c);
 static void gn_http_discard(gn_conn_t *c);
 static void gn_http_close(gn_conn_t *c, gn_uint_t status);
 static void gn_http_close_head(gn_conn_t *c, gn_uint_t status);
+static void gn_http_init_conn(gn_conn_t *c);
+static void gn_http_conn_timeout(gn_timer_t *t);
+static void gn_http_closed(gn_conn_t *c);
+static gn_srv_conf_t *gn_http_tls_server(gn_conn_t *c, const u_char *name,
+    size_t len);
+static gn_msec_t gn_http_handshake_timeout(gn_conn_t *c);
+static void gn_http_log_rejected(gn_conn_t *c, const u_char *data,
+    size_t len, size_t sent, size_t head);
+
+
+/* What HTTP/1 gives the transport: see conn.h. */
+static const gn_conn_proto_t  gn_http_proto = {
+    gn_http_init_conn,
+    gn_http_tls_server,
+    gn_http_handshake_timeout,
+    gn_http_log_rejected,
+    gn_string("HTTP/1.1 503 Service Unavailable\r\n"
+              "Server: gannet\r\n"
+              "Content-Type: text/plain\r\n"
+              "Content-Length: 20\r\n"
+              "Connection: close\r\n"
+              "\r\n"
+              "Server is too busy.\n")
+};
+
+static u_char  *gn_http_conn_free;        /* gn_http_conn_t, linked */
+
+
+/* The connection's read buffer holds a request head: it is sized by the
+ * listener's default server (all that is known before the head). */
+static u_char *
+gn_http_buf_get(gn_conn_t *c)
+{
+    return gn_conn_buf_get(c,
+                           gn_http_conf(c->listen->default_srv->loc)->client_max_header_size);
+}
 
 
 void
@@ -86,37 +122,111 @@ gn_http_set_state(gn_conn_t *c, gn_conn_state_e state, gn_msec_t timeout)
 
 
 void
+gn_http_listen_init(gn_cycle_t *cycle)
+{
+    gn_listen_t  *ls = cycle->listening.elts;
+    gn_uint_t     i;
+
+    for (i = 0; i < cycle->listening.nelts; i++) {
+        ls[i].proto = &gn_http_proto;
+        ls[i].layer = ls[i].tls ? &gn_tls_layer : NULL;
+    }
+}
+
+
+/* The HTTP/1 state of c (c->data), made once per connection: from a free
+ * list, so that a busy child allocates none. NULL: out of memory
+ * (logged). */
+static gn_http_conn_t *
+gn_http_conn_get(gn_conn_t *c)
+{
+    gn_http_conn_t  *hc = c->data;
+
+    if (hc != NULL) {
+        return hc;
+    }
+
+    hc = (gn_http_conn_t *) gn_free_list_pop(&gn_http_conn_free);
+    if (hc == NULL) {
+        hc = malloc(sizeof(gn_http_conn_t));
+        if (hc == NULL) {
+            gn_log_error(GN_LOG_CRIT, &c->log, errno, "malloc(%zu) failed",
+                         sizeof(gn_http_conn_t));
+            return NULL;
+        }
+    }
+
+    memset(hc, 0, sizeof(gn_http_conn_t));
+    c->data = hc;
+    c->handler = gn_http_conn_handler;
+    c->on_close = gn_http_closed;
+
+    return hc;
+}
+
+
+/* The listener's init_conn: the connection is HTTP's. After a TLS
+ * handshake the header timeout that started with the connection keeps
+ * running. */
+static void
 gn_http_init_conn(gn_conn_t *c)
 {
     gn_loc_conf_t  *lc = c->listen->default_srv->loc;
 
+    if (gn_http_conn_get(c) == NULL) {
+        gn_conn_close(c);
+        return;
+    }
+
     c->timer.handler = gn_http_conn_timeout;
-    memset(&c->scan, 0, sizeof(c->scan));
-    gn_http_set_state(c, GN_CONN_READING, gn_http_conf(lc)->client_header_timeout);
+
+    if (c->state == GN_CONN_HANDSHAKE) {
+        c->state = GN_CONN_READING;
+    } else {
+        gn_http_set_state(c, GN_CONN_READING, gn_http_conf(lc)->client_header_timeout);
+    }
 
     gn_http_read(c);
 }
 
 
-/* After a TLS handshake: HTTP takes over; the header timeout that
- * started with the connection keeps running. */
-void
-gn_http_start(gn_conn_t *c)
+/* TLS's questions (see conn.h): the server block SNI names, and the
+ * time a handshake may take (that of the head that follows it). */
+static gn_srv_conf_t *
+gn_http_tls_server(gn_conn_t *c, const u_char *name, size_t len)
 {
-    memset(&c->scan, 0, sizeof(c->scan));
-    c->state = GN_CONN_READING;
-    gn_http_read(c);
+    return gn_lookup_server(c->listen, name, len);
+}
+
+
+static gn_msec_t
+gn_http_handshake_timeout(gn_conn_t *c)
+{
+    return gn_http_conf(c->listen->default_srv->loc)->client_header_timeout;
+}
+
+
+gn_srv_conf_t *
+gn_http_conn_srv(gn_conn_t *c)
+{
+    gn_http_conn_t  *hc;
+
+    if (c->listen == NULL) {
+        return NULL;
+    }
+
+    hc = c->listen->proto == &gn_http_proto ? c->data : NULL;
+
+    return hc != NULL && hc->r != NULL ? hc->r->srv : c->listen->default_srv;
 }
 
 
 void
 gn_http_conn_handler(gn_conn_t *c)
 {
-    switch (c->state) {
+    gn_http_conn_t  *hc = c->data;
 
-    case GN_CONN_HANDSHAKE:
-        gn_tls_handshake(c);
-        break;
+    switch (c->state) {
 
     case GN_CONN_READING:
     case GN_CONN_KEEPALIVE:
@@ -126,8 +236,8 @@ gn_http_conn_handler(gn_conn_t *c)
         break;
 
     case GN_CONN_WRITING:
-        if (c->hup && c->r->streaming && !c->r->finished
-            && c->r->stream_pos == c->r->stream_last)
+        if (c->hup && hc->r->streaming && !hc->r->finished
+            && hc->r->stream_pos == hc->r->stream_last)
         {
             /* waiting for a module's next bytes, and the client left */
             gn_log_error(GN_LOG_INFO, &c->log, 0, "client closed the "
@@ -156,8 +266,9 @@ gn_http_conn_handler(gn_conn_t *c)
         }
         break;
 
+    case GN_CONN_HANDSHAKE:
     case GN_CONN_LINGERING:
-        break;                          /* conn.c's */
+        break;                          /* the transport's */
     }
 }
 
@@ -169,18 +280,13 @@ gn_http_conn_handler(gn_conn_t *c)
  * shows the bytes that did); 504 when a module did not answer in time.
  * Nothing is sent: the connection closes.
  */
-void
+static void
 gn_http_conn_timeout(gn_timer_t *t)
 {
     gn_conn_t  *c = t->data;
     gn_uint_t   status = 408;
 
     switch (c->state) {
-
-    case GN_CONN_HANDSHAKE:
-        c->log.action = "TLS handshaking";
-        gn_log_error(GN_LOG_INFO, &c->log, 0, "client timed out");
-        break;
 
     case GN_CONN_READING:
         if (c->buf_len > 0) {
@@ -258,6 +364,7 @@ gn_http_recv(gn_conn_t *c)
 static gn_http_request_t *
 gn_http_request_create(gn_conn_t *c, size_t head_len)
 {
+    gn_http_conn_t     *hc = c->data;
     gn_http_request_t  *r;
 
     if (gn_conn_pool_get(c) == NULL) {
@@ -277,7 +384,7 @@ gn_http_request_create(gn_conn_t *c, size_t head_len)
     r->start_msec = gn_current_msec;
     r->srv = c->listen->default_srv;
     r->loc = r->srv->loc;
-    c->r = r;
+    hc->r = r;
 
     return r;
 }
@@ -287,7 +394,8 @@ gn_http_request_create(gn_conn_t *c, size_t head_len)
 void
 gn_http_respond(gn_conn_t *c)
 {
-    gn_http_request_t  *r = c->r;
+    gn_http_conn_t     *hc = c->data;
+    gn_http_request_t  *r = hc->r;
 
     /* A body the head announced and nobody read would be taken for the
      * next request (smuggling): whatever the answer, close after it. */
@@ -300,7 +408,8 @@ gn_http_respond(gn_conn_t *c)
     r->keepalive = r->head.keepalive && !c->close && !gn_conn_draining
                    && gn_http_conf(r->loc)->keepalive_timeout > 0
                    && (gn_http_conf(r->loc)->keepalive_requests == 0
-                       || c->requests < (gn_uint_t) gn_http_conf(r->loc)->keepalive_requests);
+                       || hc->requests
+                          < (gn_uint_t) gn_http_conf(r->loc)->keepalive_requests);
     if (!r->keepalive) {
         c->close = 1;
     }
@@ -363,13 +472,14 @@ gn_http_limits(gn_loc_conf_t *lc, gn_http_limits_t *lim)
 static void
 gn_http_read(gn_conn_t *c)
 {
+    gn_http_conn_t    *hc = c->data;
     gn_loc_conf_t     *lc = c->listen->default_srv->loc;
     gn_http_limits_t   lim;
     size_t             head_len;
     ssize_t            n;
     gn_int_t           rc;
 
-    if (c->buf == NULL && gn_conn_buf_get(c) == NULL) {
+    if (c->buf == NULL && gn_http_buf_get(c) == NULL) {
         gn_conn_close(c);
         return;
     }
@@ -378,8 +488,8 @@ gn_http_read(gn_conn_t *c)
 
     for ( ;; ) {
 
-        if (c->buf_len > c->scan.pos) {
-            rc = gn_http_parse_head_end(&c->scan, c->buf, c->buf_len, &lim,
+        if (c->buf_len > hc->scan.pos) {
+            rc = gn_http_parse_head_end(&hc->scan, c->buf, c->buf_len, &lim,
                                         &head_len);
             if (rc == GN_OK) {
                 gn_http_process(c, head_len);
@@ -387,7 +497,7 @@ gn_http_read(gn_conn_t *c)
             }
 
             if (rc != GN_AGAIN) {
-                gn_http_reject(c, (gn_uint_t) rc, c->scan.err);
+                gn_http_reject(c, (gn_uint_t) rc, hc->scan.err);
                 return;
             }
         }
@@ -481,6 +591,7 @@ gn_http_body_rules(gn_http_request_t *r)
 {
     gn_http_head_t  *h = &r->head;
     gn_conn_t       *c = r->c;
+    gn_http_conn_t  *hc = c->data;
     size_t           max = gn_http_conf(r->loc)->client_max_body_size;
 
     if (!h->expect_continue
@@ -514,10 +625,10 @@ gn_http_body_rules(gn_http_request_t *r)
 
     /* read (and, for handlers that take no body, drop) before answering:
      * a malformed or oversized chunked body then gets its 400 or 413 */
-    c->body_left = h->chunked ? 0 : h->content_length;
-    c->body_chunked = h->chunked;
-    c->body_max = (off_t) max;
-    memset(&c->chunked, 0, sizeof(gn_http_chunked_t));
+    hc->body_left = h->chunked ? 0 : h->content_length;
+    hc->body_chunked = h->chunked;
+    hc->body_max = (off_t) max;
+    memset(&hc->chunked, 0, sizeof(gn_http_chunked_t));
 
     return GN_OK;
 }
@@ -663,6 +774,7 @@ gn_http_process(gn_conn_t *c, size_t head_len)
 {
     static gn_http_header_t  *scratch;
     static size_t             scratch_n;
+    gn_http_conn_t           *hc = c->data;
     gn_http_request_t        *r;
     gn_loc_conf_t            *lc = c->listen->default_srv->loc;
     gn_http_limits_t          lim;
@@ -686,9 +798,9 @@ gn_http_process(gn_conn_t *c, size_t head_len)
         gn_conn_close(c);
         return;
     }
-    c->requests++;
-    c->body_left = 0;
-    c->body_chunked = 0;
+    hc->requests++;
+    hc->body_left = 0;
+    hc->body_chunked = 0;
 
     gn_http_limits(lc, &lim);
 
@@ -835,7 +947,8 @@ gn_http_send_mem(gn_conn_t *c, gn_http_request_t *r)
 void
 gn_http_write(gn_conn_t *c)
 {
-    gn_http_request_t  *r = c->r;
+    gn_http_conn_t     *hc = c->data;
+    gn_http_request_t  *r = hc->r;
     gn_http_seg_t      *seg;
     ssize_t             n;
 
@@ -934,7 +1047,9 @@ gn_http_log(gn_http_request_t *r)
 static void
 gn_http_next(gn_conn_t *c, gn_loc_conf_t *lc)
 {
-    memset(&c->scan, 0, sizeof(c->scan));
+    gn_http_conn_t  *hc = c->data;
+
+    memset(&hc->scan, 0, sizeof(hc->scan));
 
     if (c->buf_len > 0) {
         gn_http_set_state(c, GN_CONN_READING, gn_http_conf(lc)->client_header_timeout);
@@ -956,28 +1071,29 @@ gn_http_next(gn_conn_t *c, gn_loc_conf_t *lc)
 static gn_int_t
 gn_http_discard_buffered(gn_conn_t *c)
 {
-    u_char    *base, *pos, *data;
-    size_t     n, size, avail;
-    gn_int_t   rc;
+    gn_http_conn_t  *hc = c->data;
+    u_char          *base, *pos, *data;
+    size_t           n, size, avail;
+    gn_int_t         rc;
 
-    base = c->buf + c->r->head_len;
-    avail = c->buf_len - c->r->head_len;
+    base = c->buf + hc->r->head_len;
+    avail = c->buf_len - hc->r->head_len;
 
-    if (!c->body_chunked) {
-        n = (size_t) gn_min((off_t) avail, c->body_left);
-        c->body_left -= (off_t) n;
-        rc = c->body_left == 0 ? GN_DONE : GN_AGAIN;
-        if (n > 0 && c->r->body_cb != NULL) {
-            gn_http_module_body(c->r, base, n);
+    if (!hc->body_chunked) {
+        n = (size_t) gn_min((off_t) avail, hc->body_left);
+        hc->body_left -= (off_t) n;
+        rc = hc->body_left == 0 ? GN_DONE : GN_AGAIN;
+        if (n > 0 && hc->r->body_cb != NULL) {
+            gn_http_module_body(hc->r, base, n);
         }
 
     } else {
         pos = base;
         do {
-            rc = gn_http_chunked_parse(&c->chunked, &pos, base + avail,
-                                       &data, &size, c->body_max);
-            if (rc == GN_OK && size > 0 && c->r->body_cb != NULL) {
-                gn_http_module_body(c->r, data, size);
+            rc = gn_http_chunked_parse(&hc->chunked, &pos, base + avail,
+                                       &data, &size, hc->body_max);
+            if (rc == GN_OK && size > 0 && hc->r->body_cb != NULL) {
+                gn_http_module_body(hc->r, data, size);
             }
         } while (rc == GN_OK);
         n = (size_t) (pos - base);
@@ -994,7 +1110,8 @@ gn_http_discard_buffered(gn_conn_t *c)
 static void
 gn_http_discard(gn_conn_t *c)
 {
-    gn_http_request_t  *r = c->r;
+    gn_http_conn_t     *hc = c->data;
+    gn_http_request_t  *r = hc->r;
     gn_int_t            rc;
     ssize_t             n;
 
@@ -1028,19 +1145,19 @@ gn_http_discard(gn_conn_t *c)
             c->close = 1;
             c->linger = 1;
             if (r->module != NULL) {
-                gn_http_module_body_done(r, c->body_max > 0
-                                            && c->chunked.size
-                                               > c->body_max
-                                                 - c->chunked.total
+                gn_http_module_body_done(r, hc->body_max > 0
+                                            && hc->chunked.size
+                                               > hc->body_max
+                                                 - hc->chunked.total
                                             ? 413 : 400);
                 return;
             }
             /* at a limit error the parser leaves the chunk size that
              * would cross it in chunked.size */
-            rc = gn_http_response_error(r, c->body_max > 0
-                                           && c->chunked.size
-                                              > c->body_max
-                                                - c->chunked.total
+            rc = gn_http_response_error(r, hc->body_max > 0
+                                           && hc->chunked.size
+                                              > hc->body_max
+                                                - hc->chunked.total
                                            ? 413 : 400);
             if (rc != GN_OK) {
                 gn_conn_close(c);
@@ -1083,7 +1200,8 @@ void
 gn_http_body_start(gn_conn_t *c)
 {
     static const char   cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
-    gn_http_request_t  *r = c->r;
+    gn_http_conn_t     *hc = c->data;
+    gn_http_request_t  *r = hc->r;
     struct iovec        iov;
 
     if (r->head.expect_continue && c->buf_len == r->head_len) {
@@ -1104,14 +1222,15 @@ gn_http_body_start(gn_conn_t *c)
 static void
 gn_http_finish(gn_conn_t *c)
 {
-    gn_http_request_t  *r = c->r;
+    gn_http_conn_t     *hc = c->data;
+    gn_http_request_t  *r = hc->r;
     gn_loc_conf_t      *lc = r->loc;
     size_t              head_len;
 
     gn_http_log(r);
 
     head_len = r->head_len;
-    c->r = NULL;
+    hc->r = NULL;
     gn_conn_pool_put(c);                /* releases files, frees r */
 
     if (c->close) {
@@ -1139,8 +1258,10 @@ gn_http_finish(gn_conn_t *c)
 static void
 gn_http_close(gn_conn_t *c, gn_uint_t status)
 {
-    if (c->r != NULL) {
-        c->r->close_status = status;
+    gn_http_conn_t  *hc = c->data;
+
+    if (hc->r != NULL) {
+        hc->r->close_status = status;
     }
     gn_conn_close(c);
 }
@@ -1152,10 +1273,12 @@ gn_http_close(gn_conn_t *c, gn_uint_t status)
 static void
 gn_http_close_head(gn_conn_t *c, gn_uint_t status)
 {
-    if (c->r == NULL && c->buf_len > 0
+    gn_http_conn_t  *hc = c->data;
+
+    if (hc->r == NULL && c->buf_len > 0
         && gn_http_request_create(c, c->buf_len) != NULL)
     {
-        c->r->close_status = status;
+        hc->r->close_status = status;
     }
     gn_conn_close(c);
 }
@@ -1168,36 +1291,47 @@ gn_http_close_head(gn_conn_t *c, gn_uint_t status)
  * Once bytes of the response went out, the line keeps the status being
  * sent and shows the bytes that were; before that it shows why it ended:
  * the close_status its closer gave (499 the client left, 408, 400, 504),
- * else the status of a response that could not be sent at all, else 500.
+ * else the status of a response that could not be sent at all, else 500
+ * (503 when the server stops). The connection's on_close: its HTTP/1
+ * state goes back to the free list.
  */
-void
+static void
 gn_http_closed(gn_conn_t *c)
 {
-    gn_http_request_t  *r = c->r;
+    gn_http_conn_t     *hc = c->data;
+    gn_http_request_t  *r = hc->r;
 
-    if (r->logged) {
-        return;
-    }
-
-    if (r->bytes_sent == 0 || r->status == 0) {
-        if (r->close_status != 0) {
-            r->status = r->close_status;
-        } else if (c->state != GN_CONN_WRITING || r->status == 0) {
-            r->status = 500;
+    if (r != NULL && !r->logged) {
+        if (c->stopping) {
+            r->close_status = 503;
         }
+
+        if (r->bytes_sent == 0 || r->status == 0) {
+            if (r->close_status != 0) {
+                r->status = r->close_status;
+            } else if (c->state != GN_CONN_WRITING || r->status == 0) {
+                r->status = 500;
+            }
+        }
+
+        gn_http_log(r);
     }
 
-    gn_http_log(r);
+    hc->r = NULL;
+    c->data = NULL;
+    gn_free_list_push(&gn_http_conn_free, (u_char *) hc);
 }
 
 
-void
+/* TLS's tls_rejected: plain HTTP on a TLS port was answered 400; the
+ * bytes the client sent are logged as a request. */
+static void
 gn_http_log_rejected(gn_conn_t *c, const u_char *data, size_t len,
     size_t sent, size_t head)
 {
     gn_http_request_t  *r;
 
-    if (gn_conn_buf_get(c) == NULL) {
+    if (gn_http_conn_get(c) == NULL || gn_http_buf_get(c) == NULL) {
         return;
     }
 

@@ -14,7 +14,27 @@
 #include "http_parse.h"
 
 
+typedef struct gn_http_request_s  gn_http_request_t;
+
 typedef gn_int_t (*gn_http_handler_pt)(gn_http_request_t *r);
+
+/* The HTTP/1 side of a connection (its c->data, HTTP's from the
+ * listener's init_conn to the close): the framing state between
+ * requests and the request on it. One per open connection, from a free
+ * list; none per request. */
+typedef struct {
+    gn_http_request_t   *r;              /* the request on it, or NULL */
+    gn_http_scan_t       scan;           /* the next head's end, so far */
+
+    /* a request body still to be read past (discarded) */
+    off_t                body_left;      /* Content-Length bytes */
+    gn_uint_t            body_chunked;
+    gn_http_chunked_t    chunked;
+    off_t                body_max;
+    gn_uint_t            requests;       /* started on this connection */
+} gn_http_conn_t;
+
+#define gn_http_conn(c)  ((gn_http_conn_t *) (c)->data)
 
 /* A piece of the response: memory (fd == -1) or a range of a file. */
 typedef struct {
@@ -141,22 +161,15 @@ typedef struct {
 /* The registry's "http": those directives, plain slots all. */
 extern const gn_feature_t  gn_http_feature;
 
-/* Called by conn.c for a new connection and on every event; by tls.c
- * once the handshake is done. */
-void gn_http_init_conn(gn_conn_t *c);
-void gn_http_start(gn_conn_t *c);
-void gn_http_conn_handler(gn_conn_t *c);
-void gn_http_conn_timeout(gn_timer_t *t);
+/* Child start, before gn_conn_listen_start: HTTP/1 serves every
+ * listener of the cycle, over TLS on a TLS listener (the transport
+ * reaches it only through the listener's gn_conn_proto_t, see conn.h). */
+void gn_http_listen_init(gn_cycle_t *cycle);
 
-/* conn.c, as a connection with a request on it closes: the request gets
- * its access-log line and its counts (see http_request.c). */
-void gn_http_closed(gn_conn_t *c);
-
-/* tls.c: plain HTTP on a TLS port was answered 400; `sent` bytes of the
- * answer went out, `head` of them its head; data/len are what the client
- * sent. Logs it as a request. */
-void gn_http_log_rejected(gn_conn_t *c, const u_char *data, size_t len,
-    size_t sent, size_t head);
+/* The server block of c's current request, else of its listener (NULL:
+ * no listener), for routing c's error-log messages. Any connection: one
+ * that is not HTTP's gets its listener's. */
+gn_srv_conf_t *gn_http_conn_srv(gn_conn_t *c);
 
 /* For http_module.c: the request state machine's steps. */
 void gn_http_set_state(gn_conn_t *c, gn_conn_state_e state,
@@ -164,5 +177,7 @@ void gn_http_set_state(gn_conn_t *c, gn_conn_state_e state,
 void gn_http_respond(gn_conn_t *c);
 void gn_http_write(gn_conn_t *c);
 void gn_http_body_start(gn_conn_t *c);
+/* c's handler (c->handler) while it is HTTP's. */
+void gn_http_conn_handler(gn_conn_t *c);
 
 #endif /* GN_CORE_HTTP_REQUEST_H_INCLUDED */

@@ -26,9 +26,7 @@
 
 #include "tls.h"
 #include "tls_scache.h"
-#include "lookup.h"
 #include "shm.h"
-#include "http_request.h"
 #include "scoreboard.h"
 #include "timer.h"
 #include "log.h"
@@ -173,10 +171,21 @@ static int gn_tls_pull_timeout(gnutls_transport_ptr_t ptr, unsigned int ms);
 static ssize_t gn_tls_push(gnutls_transport_ptr_t ptr, const giovec_t *iov,
     int iovcnt);
 
+static void gn_tls_conn_start(gn_conn_t *c);
+static void gn_tls_handshake(gn_conn_t *c);
+static gn_int_t gn_tls_conn_shutdown(gn_conn_t *c);
+static void gn_tls_conn_close(gn_conn_t *c);
+
 static const gn_conn_ops_t  gn_tls_ops = {
     gn_tls_recv,
     gn_tls_writev,
     gn_tls_sendfile
+};
+
+const gn_conn_layer_t  gn_tls_layer = {
+    gn_tls_conn_start,
+    gn_tls_conn_shutdown,
+    gn_tls_conn_close
 };
 
 
@@ -821,7 +830,7 @@ gn_tls_post_client_hello(gnutls_session_t session)
         == GNUTLS_E_SUCCESS && type == GNUTLS_NAME_DNS)
     {
         t->sni[len] = '\0';
-        sc = gn_lookup_server(c->listen, (u_char *) t->sni, len);
+        sc = c->listen->proto->tls_server(c, (u_char *) t->sni, len);
         t->sni_srv = sc != NULL ? sc : dflt;
     } else {
         t->sni[0] = '\0';                  /* the default server's */
@@ -953,8 +962,9 @@ gn_tls_reject_plain(gn_conn_t *c)
                  "request to a TLS port");
     n = send(c->io.fd, msg, sizeof(msg) - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
     n = gn_max(n, 0);
-    gn_http_log_rejected(c, t->in + t->in_pos, t->in_end - t->in_pos,
-                         (size_t) n, gn_min((size_t) n, head));
+    c->listen->proto->tls_rejected(c, t->in + t->in_pos,
+                                   t->in_end - t->in_pos, (size_t) n,
+                                   gn_min((size_t) n, head));
     t->ended = 1;                       /* no TLS record after that */
     c->linger_close = 1;                /* the rest of the request */
     gn_conn_close(c);
@@ -1040,15 +1050,27 @@ gn_tls_failed(gn_conn_t *c, int rc)
 }
 
 
-void
+/* A handshake that did not finish within the protocol's time: no
+ * answer, the connection closes. */
+static void
+gn_tls_handshake_timeout(gn_timer_t *timer)
+{
+    gn_conn_t  *c = timer->data;
+
+    c->log.action = "TLS handshaking";
+    gn_log_error(GN_LOG_INFO, &c->log, 0, "client timed out");
+    gn_conn_close(c);
+}
+
+
+static void
 gn_tls_conn_start(gn_conn_t *c)
 {
-    gn_loc_conf_t  *lc = c->listen->default_srv->loc;
-
     c->state = GN_CONN_HANDSHAKE;
     c->state_since = gn_current_msec;
-    c->timer.handler = gn_http_conn_timeout;
-    gn_timer_set(&c->timer, gn_http_conf(lc)->client_header_timeout);
+    c->handler = gn_tls_handshake;
+    c->timer.handler = gn_tls_handshake_timeout;
+    gn_timer_set(&c->timer, c->listen->proto->handshake_timeout(c));
 
     if (gn_tls_session_create(c) != GN_OK) {
         gn_conn_close(c);
@@ -1088,7 +1110,9 @@ gn_tls_tickets(gn_conn_t *c, int more)
 }
 
 
-void
+/* Readiness during the handshake: the connection's handler until
+ * then. */
+static void
 gn_tls_handshake(gn_conn_t *c)
 {
     gn_tls_conn_t  *t = c->tls;
@@ -1140,7 +1164,7 @@ gn_tls_handshake(gn_conn_t *c)
 }
 
 
-/* The handshake is done: tickets due, then HTTP takes over. */
+/* The handshake is done: tickets due, then the protocol takes over. */
 static void
 gn_tls_established(gn_conn_t *c)
 {
@@ -1172,7 +1196,7 @@ gn_tls_established(gn_conn_t *c)
 
     t->established = 1;
     c->ops = &gn_tls_ops;
-    gn_http_start(c);
+    c->listen->proto->init_conn(c);
 }
 
 
@@ -1260,7 +1284,7 @@ gn_tls_end(gn_conn_t *c)
 }
 
 
-gn_int_t
+static gn_int_t
 gn_tls_conn_shutdown(gn_conn_t *c)
 {
     if (c->tls == NULL) {
@@ -1276,7 +1300,7 @@ gn_tls_conn_shutdown(gn_conn_t *c)
 }
 
 
-void
+static void
 gn_tls_conn_close(gn_conn_t *c)
 {
     gn_tls_conn_t  *t = c->tls;

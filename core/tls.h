@@ -50,12 +50,16 @@ gn_int_t gn_tls_cache_stats(gn_cycle_t *cycle, void *out);
 /* Master: logs the cache counters (at exit). */
 void gn_tls_log_stats(gn_cycle_t *cycle);
 
-/* Child: a new connection on a TLS listener. Starts the handshake; when
- * it completes, HTTP takes over the connection. */
-void gn_tls_conn_start(gn_conn_t *c);
-
-/* Child: readiness during the handshake. */
-void gn_tls_handshake(gn_conn_t *c);
+/* Child: the layer of TLS listeners (conn.h), which the protocol sets
+ * on them at child start. start: a new connection's handshake, with the
+ * protocol's time limit (c->listen->proto's handshake_timeout); SNI
+ * picks the server block through its tls_server, plain HTTP is answered
+ * 400 and reported to its tls_rejected; when the handshake completes,
+ * its init_conn takes over the connection. shutdown: the session's last
+ * record (the alert of the error that ended it, or close_notify), then
+ * the TLS state freed, the socket left to plain reads. close: the TLS
+ * state freed after a best effort at the last record. */
+extern const gn_conn_layer_t  gn_tls_layer;
 
 /* The server block SNI chose (NULL: none sent or not TLS). */
 gn_srv_conf_t *gn_tls_sni_server(gn_conn_t *c);
@@ -65,14 +69,5 @@ gn_srv_conf_t *gn_tls_sni_server(gn_conn_t *c);
 void gn_tls_conn_info(gn_conn_t *c, gn_str_t *protocol, gn_str_t *cipher,
     gn_str_t *resumed, gn_str_t *sni);
 
-/* Closing a connection that lingers: sends the session's last record
- * (the alert of the error that ended it, or close_notify) and frees the
- * TLS state, leaving the socket to plain reads. GN_AGAIN: the socket is
- * full; call again when it is writable. */
-gn_int_t gn_tls_conn_shutdown(gn_conn_t *c);
-
-/* Frees the TLS state of a connection that closes now, after a best
- * effort at its last record. */
-void gn_tls_conn_close(gn_conn_t *c);
 
 #endif /* GN_CORE_TLS_H_INCLUDED */

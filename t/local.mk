@@ -32,6 +32,7 @@ GN_UNIT_TESTS = \
     %reldir%/unit/test_regex \
     %reldir%/unit/test_access \
     %reldir%/unit/test_lookup \
+    %reldir%/unit/test_conn \
     %reldir%/unit/test_rewrite \
     %reldir%/unit/test_auth_basic \
     %reldir%/unit/test_path \
@@ -80,6 +81,9 @@ check_PROGRAMS += $(GN_UNIT_TESTS)
     %reldir%/unit/t_cycle.c %reldir%/unit/t_cycle.h
 %canon_reldir%_unit_test_lookup_CFLAGS = $(GN_UNIT_CFLAGS)
 %canon_reldir%_unit_test_lookup_LDADD = $(GN_UNIT_LDADD)
+%canon_reldir%_unit_test_conn_SOURCES = %reldir%/unit/test_conn.c %reldir%/tap.c %reldir%/tap.h
+%canon_reldir%_unit_test_conn_CFLAGS = $(GN_UNIT_CFLAGS)
+%canon_reldir%_unit_test_conn_LDADD = $(GN_UNIT_LDADD)
 %canon_reldir%_unit_test_rewrite_SOURCES = %reldir%/unit/test_rewrite.c %reldir%/tap.c %reldir%/tap.h \
     %reldir%/unit/t_cycle.c %reldir%/unit/t_cycle.h
 %canon_reldir%_unit_test_rewrite_CFLAGS = $(GN_UNIT_CFLAGS)
