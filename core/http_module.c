@@ -76,8 +76,8 @@ gn_http_module_cleanup(void *data)
     gn_http_request_t  *r = data;
 
     gn_timer_del(&r->kick);
-    free(r->stream);
-    r->stream = NULL;
+    free(r->sbuf);
+    r->sbuf = NULL;
 }
 
 
@@ -116,7 +116,7 @@ gn_http_module_run(gn_http_request_t *r)
 
     cln = gn_pool_cleanup_add(r->pool, 0);
     if (cln == NULL) {
-        gn_conn_close(r->c);
+        r->stream->abort(r);
         return;
     }
     gn_timer_init_node(&r->kick, gn_http_module_kick_handler, r);
@@ -186,7 +186,8 @@ gn_http_module_body_done(gn_http_request_t *r, gn_uint_t status)
     gn_body_pt  cb = (gn_body_pt) r->body_cb;
 
     r->body_cb = NULL;
-    gn_http_set_state(r->c, GN_CONN_PENDING, gn_http_conf(r->loc)->send_timeout);
+    r->reading_body = 0;
+    r->stream->wait(r);
 
     if (status == GN_OK) {
         r->in_module++;
@@ -213,10 +214,7 @@ gn_http_module_head(gn_http_request_t *r)
     }
 
     if (r->streaming) {
-        r->content_length = -1;
-        if (!r->chunked_out) {
-            r->c->close = 1;                  /* HTTP/1.0: ends at close */
-        }
+        r->content_length = -1;               /* the stream frames it */
         return;
     }
 
@@ -230,28 +228,25 @@ gn_http_module_head(gn_http_request_t *r)
 static void
 gn_http_module_static(gn_http_request_t *r)
 {
-    gn_conn_t  *c = r->c;
-
     if (r->has_body && !r->body_done) {
-        gn_http_body_start(c);               /* discard, then static */
+        r->stream->read_body(r);             /* discard, then static */
         return;
     }
 
     if (gn_http_static_handler(r) != GN_OK
         && gn_http_response_error(r, 500) != GN_OK)
     {
-        gn_conn_close(c);
+        r->stream->abort(r);
         return;
     }
 
-    gn_http_respond(c);
+    r->stream->respond(r);
 }
 
 
 static void
 gn_http_module_resume(gn_http_request_t *r)
 {
-    gn_conn_t   *c = r->c;
     gn_body_pt   cb;
 
     if (r->in_module) {
@@ -265,28 +260,26 @@ gn_http_module_resume(gn_http_request_t *r)
 
     if (r->error_status) {
         if (r->header_sent) {
-            gn_log_error(GN_LOG_ERR, &c->log, 0, "module \"%s\" failed "
+            gn_log_error(GN_LOG_ERR, &r->c->log, 0, "module \"%s\" failed "
                          "after its response started: connection closed",
                          ((gn_mod_t *) r->module)->desc->name);
-            gn_conn_close(c);
+            r->stream->abort(r);
             return;
         }
         r->streaming = 0;
         r->chunked_out = 0;
         if (gn_http_response_error(r, r->error_status) != GN_OK) {
-            gn_conn_close(c);
+            r->stream->abort(r);
             return;
         }
         r->error_status = 0;
         r->header_sent = 1;
-        gn_http_respond(c);
+        r->stream->respond(r);
         return;
     }
 
     if (r->header_sent) {
-        if (c->state == GN_CONN_WRITING && c->write_ready) {
-            gn_http_write(c);
-        }
+        r->stream->send(r);
         return;
     }
 
@@ -296,7 +289,7 @@ gn_http_module_resume(gn_http_request_t *r)
      * module would wait for the rest of the body for ever. write() says
      * GN_AGAIN above GN_STREAM_HIGH meanwhile. */
     if (r->streaming && !r->finished && r->body_cb != NULL
-        && c->state == GN_CONN_BODY)
+        && r->reading_body)
     {
         return;
     }
@@ -304,11 +297,11 @@ gn_http_module_resume(gn_http_request_t *r)
     if (r->streaming || r->finished) {
         gn_http_module_head(r);
         r->header_sent = 1;
-        gn_http_respond(c);
+        r->stream->respond(r);
         return;
     }
 
-    if (r->body_cb != NULL && c->state != GN_CONN_BODY) {
+    if (r->body_cb != NULL && !r->reading_body) {
         if (!r->has_body || r->body_done) {
             cb = (gn_body_pt) r->body_cb;
             r->body_cb = NULL;
@@ -318,78 +311,46 @@ gn_http_module_resume(gn_http_request_t *r)
             gn_http_module_leave(r);
             return;
         }
-        gn_http_body_start(c);
+        r->reading_body = 1;
+        r->stream->read_body(r);
         return;
     }
 
-    if (c->state != GN_CONN_PENDING && c->state != GN_CONN_BODY) {
-        gn_http_set_state(c, GN_CONN_PENDING, gn_http_conf(r->loc)->send_timeout);
-
-        /* the client's FIN came with the request (edge-triggered: no
-         * later event will say so): the request ends now, not when the
-         * module answers into a closed connection */
-        if (c->hup) {
-            gn_http_conn_handler(c);
-        }
+    if (!r->reading_body) {
+        r->stream->wait(r);
     }
 }
 
 
 /* ---- the API's response calls ------------------------------------------- */
 
-static gn_int_t
-gn_http_stream_append(gn_http_request_t *r, const void *data, size_t len)
+gn_int_t
+gn_http_sbuf_append(gn_http_request_t *r, const void *data, size_t len)
 {
     size_t  need;
 
-    if (r->stream_pos == r->stream_last) {
-        r->stream_pos = r->stream_last = 0;
+    if (r->sbuf_pos == r->sbuf_last) {
+        r->sbuf_pos = r->sbuf_last = 0;
     }
 
-    need = r->stream_last + len;
-    if (need > r->stream_cap) {
-        if (r->stream_pos > 0) {              /* compact first */
-            memmove(r->stream, r->stream + r->stream_pos,
-                    r->stream_last - r->stream_pos);
-            r->stream_last -= r->stream_pos;
-            r->stream_pos = 0;
-            need = r->stream_last + len;
+    need = r->sbuf_last + len;
+    if (need > r->sbuf_cap) {
+        if (r->sbuf_pos > 0) {              /* compact first */
+            memmove(r->sbuf, r->sbuf + r->sbuf_pos,
+                    r->sbuf_last - r->sbuf_pos);
+            r->sbuf_last -= r->sbuf_pos;
+            r->sbuf_pos = 0;
+            need = r->sbuf_last + len;
         }
-        if (gn_str_reserve(&r->stream, &r->stream_cap, need, 4096)
+        if (gn_str_reserve(&r->sbuf, &r->sbuf_cap, need, 4096)
             != GN_OK)
         {
             return GN_ERROR;
         }
     }
 
-    memcpy(r->stream + r->stream_last, data, len);
-    r->stream_last += len;
-
-    return GN_OK;
-}
-
-
-static gn_int_t
-gn_http_stream_chunk(gn_http_request_t *r, const void *data, size_t len)
-{
-    char  hex[24];
-    int   n;
-
-    if (len == 0) {
-        return GN_OK;                /* an empty chunk would end the body */
-    }
-
-    if (!r->chunked_out) {
-        return gn_http_stream_append(r, data, len);
-    }
-
-    n = snprintf(hex, sizeof(hex), "%zx\r\n", len);
-    if (gn_http_stream_append(r, hex, (size_t) n) != GN_OK
-        || gn_http_stream_append(r, data, len) != GN_OK
-        || gn_http_stream_append(r, "\r\n", 2) != GN_OK)
-    {
-        return GN_ERROR;
-    }
+    memcpy(r->sbuf + r->sbuf_last, data, len);
+    r->sbuf_last += len;
 
     return GN_OK;
 }
@@ -409,11 +370,11 @@ gn_http_module_write(gn_http_request_t *r, const void *data, size_t len)
     }
 
     if (r->streaming) {
-        if (gn_http_stream_chunk(r, data, len) != GN_OK) {
+        if (len > 0 && r->stream->frame(r, data, len) != GN_OK) {
             return GN_ERROR;
         }
         gn_http_module_kick(r);
-        return r->stream_last - r->stream_pos > GN_STREAM_HIGH ? GN_AGAIN
+        return r->sbuf_last - r->sbuf_pos > GN_STREAM_HIGH ? GN_AGAIN
                                                                : GN_OK;
     }
 
@@ -572,20 +533,21 @@ gn_http_module_flush(gn_http_request_t *r)
     }
 
     r->streaming = 1;
-    r->chunked_out = (r->head.version >= GN_HTTP_VERSION_11);
 
-    /* what was written before becomes the first chunks */
+    /* what was written before becomes the first frames (chunks) */
     for (i = 1; i < r->nsegs; i++) {
         seg = &r->segs[i];
         if (seg->fd == -1) {
-            if (gn_http_stream_chunk(r, seg->pos, seg->len) != GN_OK) {
+            if (seg->len > 0
+                && r->stream->frame(r, seg->pos, seg->len) != GN_OK)
+            {
                 return GN_ERROR;
             }
             continue;
         }
         while (seg->len > 0) {
             n = pread(seg->fd, buf, gn_min(seg->len, sizeof(buf)), seg->off);
-            if (n <= 0 || gn_http_stream_chunk(r, buf, (size_t) n) != GN_OK) {
+            if (n <= 0 || r->stream->frame(r, buf, (size_t) n) != GN_OK) {
                 return GN_ERROR;
             }
             seg->off += n;
@@ -613,8 +575,8 @@ gn_http_module_finish(gn_http_request_t *r, int status)
     if (status != GN_OK) {
         r->error_status = (status >= 400 && status <= 599) ? (gn_uint_t) status
                                                              : 500;
-    } else if (r->streaming && r->chunked_out && !r->trailer_added) {
-        if (gn_http_stream_append(r, "0\r\n\r\n", 5) != GN_OK) {
+    } else if (r->streaming && !r->trailer_added) {
+        if (r->stream->frame_end(r) != GN_OK) {
             r->error_status = 500;
         }
         r->trailer_added = 1;
@@ -738,34 +700,4 @@ gn_http_module_header(gn_http_request_t *r, const char *name,
     }
 
     return GN_OK;
-}
-
-
-gn_int_t
-gn_http_module_write_stream(gn_http_request_t *r)
-{
-    gn_conn_t     *c = r->c;
-    struct iovec   iov;
-    ssize_t        n;
-
-    while (r->stream_pos < r->stream_last) {
-        iov.iov_base = r->stream + r->stream_pos;
-        iov.iov_len = r->stream_last - r->stream_pos;
-
-        n = c->ops->writev(c, &iov, 1, 0);
-        if (n == GN_AGAIN) {
-            return GN_AGAIN;
-        }
-        if (n <= 0) {
-            return GN_ERROR;
-        }
-
-        r->stream_pos += (size_t) n;
-        r->bytes_sent += n;
-        gn_timer_set(&c->timer, gn_http_conf(r->loc)->send_timeout);
-    }
-
-    r->stream_pos = r->stream_last = 0;
-
-    return r->finished ? GN_DONE : GN_BUSY;
 }

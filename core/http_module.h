@@ -28,9 +28,9 @@ void gn_http_module_run(gn_http_request_t *r);
 void gn_http_module_body(gn_http_request_t *r, u_char *data, size_t len);
 void gn_http_module_body_done(gn_http_request_t *r, gn_uint_t status);
 
-/* From the writer, after the head: sends streamed bytes. GN_DONE when
- * the response is complete, GN_BUSY when all is sent but the module will
- * write more, GN_AGAIN, or GN_ERROR. */
-gn_int_t gn_http_module_write_stream(gn_http_request_t *r);
+/* For a stream's frame and frame_end: appends bytes to r's buffer of
+ * streamed bytes not yet sent (r->sbuf). GN_OK or GN_ERROR (memory). */
+gn_int_t gn_http_sbuf_append(gn_http_request_t *r, const void *data,
+    size_t len);
 
 #endif /* GN_CORE_HTTP_MODULE_H_INCLUDED */

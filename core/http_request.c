@@ -82,6 +82,20 @@ static gn_srv_conf_t *gn_http_tls_server(gn_conn_t *c, const u_char *name,
 static gn_msec_t gn_http_handshake_timeout(gn_conn_t *c);
 static void gn_http_log_rejected(gn_conn_t *c, const u_char *data,
     size_t len, size_t sent, size_t head);
+static void gn_http_set_state(gn_conn_t *c, gn_conn_state_e state,
+    gn_msec_t timeout);
+static void gn_http_conn_handler(gn_conn_t *c);
+static void gn_http_respond(gn_conn_t *c);
+static void gn_http_write(gn_conn_t *c);
+static void gn_http_body_start(gn_conn_t *c);
+static void gn_http1_respond(gn_http_request_t *r);
+static void gn_http1_send(gn_http_request_t *r);
+static gn_int_t gn_http1_frame(gn_http_request_t *r, const u_char *data,
+    size_t len);
+static gn_int_t gn_http1_frame_end(gn_http_request_t *r);
+static void gn_http1_read_body(gn_http_request_t *r);
+static void gn_http1_wait(gn_http_request_t *r);
+static void gn_http1_abort(gn_http_request_t *r);
 
 
 /* What HTTP/1 gives the transport: see conn.h. */
@@ -99,6 +113,18 @@ static const gn_conn_proto_t  gn_http_proto = {
               "Server is too busy.\n")
 };
 
+/* What an HTTP/1 request reaches its client through: see
+ * http_request.h. */
+static const gn_http_stream_t  gn_http1_stream = {
+    gn_http1_respond,
+    gn_http1_send,
+    gn_http1_frame,
+    gn_http1_frame_end,
+    gn_http1_read_body,
+    gn_http1_wait,
+    gn_http1_abort
+};
+
 static u_char  *gn_http_conn_free;        /* gn_http_conn_t, linked */
 
 
@@ -112,7 +138,7 @@ gn_http_buf_get(gn_conn_t *c)
 }
 
 
-void
+static void
 gn_http_set_state(gn_conn_t *c, gn_conn_state_e state, gn_msec_t timeout)
 {
     c->state = state;
@@ -221,7 +247,7 @@ gn_http_conn_srv(gn_conn_t *c)
 }
 
 
-void
+static void
 gn_http_conn_handler(gn_conn_t *c)
 {
     gn_http_conn_t  *hc = c->data;
@@ -237,7 +263,7 @@ gn_http_conn_handler(gn_conn_t *c)
 
     case GN_CONN_WRITING:
         if (c->hup && hc->r->streaming && !hc->r->finished
-            && hc->r->stream_pos == hc->r->stream_last)
+            && hc->r->sbuf_pos == hc->r->sbuf_last)
         {
             /* waiting for a module's next bytes, and the client left */
             gn_log_error(GN_LOG_INFO, &c->log, 0, "client closed the "
@@ -377,6 +403,7 @@ gn_http_request_create(gn_conn_t *c, size_t head_len)
     }
 
     r->c = c;
+    r->stream = &gn_http1_stream;
     r->pool = c->pool;
     r->head_len = head_len;
     r->last_modified = -1;
@@ -391,7 +418,7 @@ gn_http_request_create(gn_conn_t *c, size_t head_len)
 
 
 /* Sends the response set up in r (head built here). */
-void
+static void
 gn_http_respond(gn_conn_t *c)
 {
     gn_http_conn_t     *hc = c->data;
@@ -944,7 +971,39 @@ gn_http_send_mem(gn_conn_t *c, gn_http_request_t *r)
 }
 
 
-void
+/* Sends streamed bytes (a module's, framed). GN_DONE when the response
+ * is complete, GN_BUSY when all is sent but more will come, GN_AGAIN,
+ * or GN_ERROR. */
+static gn_int_t
+gn_http_write_sbuf(gn_conn_t *c, gn_http_request_t *r)
+{
+    struct iovec   iov;
+    ssize_t        n;
+
+    while (r->sbuf_pos < r->sbuf_last) {
+        iov.iov_base = r->sbuf + r->sbuf_pos;
+        iov.iov_len = r->sbuf_last - r->sbuf_pos;
+
+        n = c->ops->writev(c, &iov, 1, 0);
+        if (n == GN_AGAIN) {
+            return GN_AGAIN;
+        }
+        if (n <= 0) {
+            return GN_ERROR;
+        }
+
+        r->sbuf_pos += (size_t) n;
+        r->bytes_sent += n;
+        gn_timer_set(&c->timer, gn_http_conf(r->loc)->send_timeout);
+    }
+
+    r->sbuf_pos = r->sbuf_last = 0;
+
+    return r->finished ? GN_DONE : GN_BUSY;
+}
+
+
+static void
 gn_http_write(gn_conn_t *c)
 {
     gn_http_conn_t     *hc = c->data;
@@ -1003,7 +1062,7 @@ gn_http_write(gn_conn_t *c)
     }
 
     if (r->streaming) {
-        switch (gn_http_module_write_stream(r)) {
+        switch (gn_http_write_sbuf(c, r)) {
         case GN_AGAIN:
             c->write_ready = 0;
             return;
@@ -1196,7 +1255,7 @@ gn_http_discard(gn_conn_t *c)
 }
 
 
-void
+static void
 gn_http_body_start(gn_conn_t *c)
 {
     static const char   cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
@@ -1355,3 +1414,102 @@ const gn_feature_t  gn_http_feature = {
     "http", gn_http_commands, 0, sizeof(gn_http_conf_t),
     NULL, NULL, NULL, NULL, NULL, NULL, NULL
 };
+
+
+/* ---- the stream of an HTTP/1 request (gn_http_stream_t) ---------------- */
+
+/* A streamed response is chunked on HTTP/1.1; on HTTP/1.0 its body ends
+ * where the connection does. */
+static void
+gn_http1_respond(gn_http_request_t *r)
+{
+    if (r->streaming) {
+        r->chunked_out = (r->head.version >= GN_HTTP_VERSION_11);
+        if (!r->chunked_out) {
+            r->c->close = 1;
+        }
+    }
+
+    gn_http_respond(r->c);
+}
+
+
+static void
+gn_http1_send(gn_http_request_t *r)
+{
+    gn_conn_t  *c = r->c;
+
+    if (c->state == GN_CONN_WRITING && c->write_ready) {
+        gn_http_write(c);
+    }
+}
+
+
+static gn_int_t
+gn_http1_frame(gn_http_request_t *r, const u_char *data, size_t len)
+{
+    char  hex[24];
+    int   n;
+
+    if (r->head.version < GN_HTTP_VERSION_11) {
+        return gn_http_sbuf_append(r, data, len);
+    }
+
+    n = snprintf(hex, sizeof(hex), "%zx\r\n", len);
+    if (gn_http_sbuf_append(r, hex, (size_t) n) != GN_OK
+        || gn_http_sbuf_append(r, data, len) != GN_OK
+        || gn_http_sbuf_append(r, "\r\n", 2) != GN_OK)
+    {
+        return GN_ERROR;
+    }
+
+    return GN_OK;
+}
+
+
+static gn_int_t
+gn_http1_frame_end(gn_http_request_t *r)
+{
+    if (r->head.version < GN_HTTP_VERSION_11) {
+        return GN_OK;
+    }
+
+    return gn_http_sbuf_append(r, "0\r\n\r\n", 5);
+}
+
+
+static void
+gn_http1_read_body(gn_http_request_t *r)
+{
+    gn_http_body_start(r->c);
+}
+
+
+/* Waiting for a handler: its time limit starts when the wait does. A
+ * client whose FIN came with the request (edge-triggered: no later
+ * event will say so) ends the request now, not when the module answers
+ * into a closed connection; after the body was read, its events say. */
+static void
+gn_http1_wait(gn_http_request_t *r)
+{
+    gn_conn_t        *c = r->c;
+    gn_conn_state_e   was = c->state;
+
+    if (was == GN_CONN_PENDING) {
+        return;
+    }
+
+    gn_http_set_state(c, GN_CONN_PENDING,
+                      gn_http_conf(r->loc)->send_timeout);
+
+    if (was != GN_CONN_BODY && c->hup) {
+        gn_http_conn_handler(c);
+    }
+}
+
+
+static void
+gn_http1_abort(gn_http_request_t *r)
+{
+    gn_conn_close(r->c);
+}

@@ -46,8 +46,49 @@ typedef struct {
 
 #define GN_HTTP_SEGS_INLINE   3
 
+/*
+ * How a request reaches its client: a request does not own its
+ * connection. HTTP/1 implements this on the connection (http_request.c),
+ * HTTP/2 will on a stream of one, t/unit/test_stream on memory. Handlers
+ * set up the response in r (status, headers, the body as segments with
+ * gn_http_add_mem and gn_http_add_file, or streamed through frame) and
+ * call these; none of them touches r->c's I/O or state (r->c gives the
+ * connection's properties: log, peer, listener, TLS).
+ */
+typedef struct {
+    /* The response in r is final up to its head: send the head, then
+     * the body segments queued; a streamed response (r->streaming) goes
+     * on with send as frames are queued, and ends after frame_end. */
+    void      (*respond)(gn_http_request_t *r);
+
+    /* More of a streamed response is queued: send what can go now. */
+    void      (*send)(gn_http_request_t *r);
+
+    /* Queue streamed body bytes (len > 0) in the stream's framing:
+     * HTTP/1.1 a chunk, HTTP/1.0 the bytes as they are. GN_OK or
+     * GN_ERROR (memory). */
+    gn_int_t  (*frame)(gn_http_request_t *r, const u_char *data,
+                       size_t len);
+
+    /* Queue the end of a streamed body (HTTP/1.1: the last chunk). */
+    gn_int_t  (*frame_end)(gn_http_request_t *r);
+
+    /* Read the request body: each piece to gn_http_module_body() as it
+     * arrives, then gn_http_module_body_done(); reading follows the
+     * handler (nothing is buffered beyond what one read brings). */
+    void      (*read_body)(gn_http_request_t *r);
+
+    /* The handler has not finished: wait for it (send_timeout); a
+     * client that is gone ends the request. */
+    void      (*wait)(gn_http_request_t *r);
+
+    /* End the request now, without (the rest of) a response. */
+    void      (*abort)(gn_http_request_t *r);
+} gn_http_stream_t;
+
 struct gn_http_request_s {
     gn_conn_t           *c;
+    const gn_http_stream_t  *stream;     /* the way to the client */
     gn_pool_t           *pool;
     gn_http_head_t       head;
     size_t               head_len;
@@ -85,13 +126,14 @@ struct gn_http_request_s {
     gn_uint_t            streaming;      /* flush(): head sent, chunks */
     gn_uint_t            chunked_out;    /* ... with chunked encoding */
     gn_uint_t            trailer_added;
+    gn_uint_t            reading_body;   /* the stream reads it for body_cb */
     gn_array_t          *resp_headers;   /* of gn_http_header_t */
     void                *body_cb;        /* gn_body_pt */
     void                *body_arg;
-    u_char              *stream;         /* streamed bytes not yet sent */
-    size_t               stream_pos;
-    size_t               stream_last;
-    size_t               stream_cap;
+    u_char              *sbuf;           /* streamed bytes not yet sent */
+    size_t               sbuf_pos;
+    size_t               sbuf_last;
+    size_t               sbuf_cap;
     gn_timer_t           kick;           /* resume after a module call */
 
     gn_http_seg_t       *segs;           /* [0] is the head */
@@ -171,13 +213,5 @@ void gn_http_listen_init(gn_cycle_t *cycle);
  * that is not HTTP's gets its listener's. */
 gn_srv_conf_t *gn_http_conn_srv(gn_conn_t *c);
 
-/* For http_module.c: the request state machine's steps. */
-void gn_http_set_state(gn_conn_t *c, gn_conn_state_e state,
-    gn_msec_t timeout);
-void gn_http_respond(gn_conn_t *c);
-void gn_http_write(gn_conn_t *c);
-void gn_http_body_start(gn_conn_t *c);
-/* c's handler (c->handler) while it is HTTP's. */
-void gn_http_conn_handler(gn_conn_t *c);
 
 #endif /* GN_CORE_HTTP_REQUEST_H_INCLUDED */
