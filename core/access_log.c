@@ -553,21 +553,21 @@ gn_access_log_request_line(gn_http_request_t *r, u_char *p, gn_uint_t esc)
     if (h->method_name.data == NULL || h->target.data == NULL) {
         /* not parsed (a bad or partial head): its first line as it came,
          * as nginx logs it */
-        if (r->c->buf == NULL || r->head_len == 0) {
+        if (r->raw == NULL || r->head_len == 0) {
             return gn_binlog_escape(p, NULL, 0, esc);
         }
-        end = memchr(r->c->buf, '\n', gn_min(r->head_len, r->c->buf_len));
-        n = end ? (size_t) (end - r->c->buf)
-                : gn_min(r->head_len, r->c->buf_len);
-        if (n > 0 && r->c->buf[n - 1] == '\r') {
+        end = memchr(r->raw, '\n', r->head_len);
+        n = end ? (size_t) (end - r->raw)
+                : r->head_len;
+        if (n > 0 && r->raw[n - 1] == '\r') {
             n--;
         }
-        return gn_binlog_escape(p, r->c->buf, n, esc);
+        return gn_binlog_escape(p, r->raw, n, esc);
     }
 
     /* method, target and version lie in one line of the head buffer */
     end = h->target.data + h->target.len;
-    while (end < r->c->buf + r->head_len && *end != '\r' && *end != '\n') {
+    while (end < r->raw + r->head_len && *end != '\r' && *end != '\n') {
         end++;
     }
     n = end - h->method_name.data;
@@ -745,7 +745,7 @@ gn_access_log_num(gn_http_request_t *r, gn_uint_t var, char *num,
         return snprintf(num, size, "%d", (int) getpid());
     case GN_LV_CONNECTION_REQUESTS:
         return snprintf(num, size, "%u",
-                        (unsigned) gn_http_conn(r->c)->requests);
+                        (unsigned) r->conn_requests);
     case GN_LV_REMOTE_PORT:
         return snprintf(num, size, "%u",
                         (unsigned) gn_access_log_port(&r->c->peer));

@@ -20,7 +20,7 @@
 #include "event.h"
 #include "timer.h"
 #include "conn.h"
-#include "http_request.h"
+#include "http1.h"
 #include "log.h"
 #include "access_log.h"
 #include "scoreboard.h"

@@ -54,6 +54,8 @@ typedef struct {
  * them its head; data/len are the bytes the client sent. The connection
  * closes after it.
  *
+ * log_server: the server block whose error_log c's messages go to (its
+ * request's, else its listener's default);
  * busy: what a client is sent, as plain bytes, when every child is at
  * max_connections: it is accepted, answered and closed (HTTP: a 503).
  */
@@ -64,6 +66,7 @@ typedef struct gn_conn_proto_s {
     gn_msec_t       (*handshake_timeout)(gn_conn_t *c);
     void            (*tls_rejected)(gn_conn_t *c, const u_char *data,
                                     size_t len, size_t sent, size_t head);
+    gn_srv_conf_t  *(*log_server)(gn_conn_t *c);
     gn_str_t        busy;
 } gn_conn_proto_t;
 

@@ -11,7 +11,6 @@
 #include "errlog.h"
 #include "cycle.h"
 #include "conn.h"
-#include "http_request.h"
 
 
 static const gn_conf_enum_t  gn_errlog_facilities[] = {
@@ -214,7 +213,9 @@ gn_errlog_route(gn_log_t *log, gn_log_t *tmp)
         return log;
     }
 
-    srv = gn_http_conn_srv(c);
+    srv = c->listen != NULL && c->listen->proto != NULL
+          && c->listen->proto->log_server != NULL
+          ? c->listen->proto->log_server(c) : NULL;
     if (srv == NULL || gn_errlog_conf(srv->loc)->srv_log == NULL) {
         return log;
     }

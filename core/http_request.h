@@ -1,7 +1,9 @@
 /*
- * The life of an HTTP/1.x request in a child: read the head, parse it,
- * pick the server and location, run the handler, send the response, log,
- * then keep the connection alive or close it.
+ * A request, whatever carries it: its head, the server and location it
+ * maps to, its response being set up, and the stream it reaches its
+ * client through. HTTP/1 makes them (http1.c); the phases every request
+ * goes through are http_core.c's; handlers (static files, modules,
+ * rules, access) work on this object only.
  */
 
 #ifndef GN_CORE_HTTP_REQUEST_H_INCLUDED
@@ -17,24 +19,6 @@
 typedef struct gn_http_request_s  gn_http_request_t;
 
 typedef gn_int_t (*gn_http_handler_pt)(gn_http_request_t *r);
-
-/* The HTTP/1 side of a connection (its c->data, HTTP's from the
- * listener's init_conn to the close): the framing state between
- * requests and the request on it. One per open connection, from a free
- * list; none per request. */
-typedef struct {
-    gn_http_request_t   *r;              /* the request on it, or NULL */
-    gn_http_scan_t       scan;           /* the next head's end, so far */
-
-    /* a request body still to be read past (discarded) */
-    off_t                body_left;      /* Content-Length bytes */
-    gn_uint_t            body_chunked;
-    gn_http_chunked_t    chunked;
-    off_t                body_max;
-    gn_uint_t            requests;       /* started on this connection */
-} gn_http_conn_t;
-
-#define gn_http_conn(c)  ((gn_http_conn_t *) (c)->data)
 
 /* A piece of the response: memory (fd == -1) or a range of a file. */
 typedef struct {
@@ -56,6 +40,12 @@ typedef struct {
  * connection's properties: log, peer, listener, TLS).
  */
 typedef struct {
+    /* The server block is chosen (r->srv): the limits of its level on
+     * what the stream received (HTTP/1: the head is scanned again when
+     * they differ from the listener's default server's). GN_OK or the
+     * status to answer (414, 431). */
+    gn_int_t  (*limits)(gn_http_request_t *r);
+
     /* The response in r is final up to its head: send the head, then
      * the body segments queued; a streamed response (r->streaming) goes
      * on with send as frames are queued, and ends after frame_end. */
@@ -91,7 +81,11 @@ struct gn_http_request_s {
     const gn_http_stream_t  *stream;     /* the way to the client */
     gn_pool_t           *pool;
     gn_http_head_t       head;
-    size_t               head_len;
+    u_char              *raw;            /* the head as received, */
+    size_t               head_len;       /* ... its length */
+    gn_uint_t            conn_requests;  /* on its connection, so far */
+    gn_uint_t            close;          /* the connection closes after */
+    gn_uint_t            linger;         /* ... lingering (input unread) */
     gn_srv_conf_t       *srv;
     gn_loc_conf_t       *loc;
     gn_str_t             uri;            /* decoded, normalised path */
@@ -202,16 +196,5 @@ typedef struct {
 
 /* The registry's "http": those directives, plain slots all. */
 extern const gn_feature_t  gn_http_feature;
-
-/* Child start, before gn_conn_listen_start: HTTP/1 serves every
- * listener of the cycle, over TLS on a TLS listener (the transport
- * reaches it only through the listener's gn_conn_proto_t, see conn.h). */
-void gn_http_listen_init(gn_cycle_t *cycle);
-
-/* The server block of c's current request, else of its listener (NULL:
- * no listener), for routing c's error-log messages. Any connection: one
- * that is not HTTP's gets its listener's. */
-gn_srv_conf_t *gn_http_conn_srv(gn_conn_t *c);
-
 
 #endif /* GN_CORE_HTTP_REQUEST_H_INCLUDED */

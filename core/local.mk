@@ -25,6 +25,8 @@ noinst_LTLIBRARIES += %reldir%/libgncore.la
     %reldir%/conn.c %reldir%/conn.h \
     %reldir%/http_parse.c %reldir%/http_parse.h \
     %reldir%/http_request.c %reldir%/http_request.h \
+    %reldir%/http_core.c %reldir%/http_core.h \
+    %reldir%/http1.c %reldir%/http1.h \
     %reldir%/http_response.c %reldir%/http_response.h \
     %reldir%/http_static.c %reldir%/http_static.h \
     %reldir%/http_file.c %reldir%/http_file.h \

@@ -156,7 +156,8 @@ GN_INTEG_TESTS = \
     %reldir%/integ/81-install-layout.t \
     %reldir%/integ/82-status-totals.t \
     %reldir%/integ/83-rlimit-nofile.t \
-    %reldir%/integ/84-log-not-found.t
+    %reldir%/integ/84-log-not-found.t \
+    %reldir%/integ/85-layering.t
 
 # Test certificates (a CA, ECDSA and RSA server certificates), made at
 # `make check` time: no private key is committed.

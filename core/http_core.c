@@ -1,0 +1,245 @@
+/*
+ * The phases of a request, whatever carries it (HTTP/1 today, HTTP/2
+ * streams next): the server its Host (and SNI) picks, the checks of the
+ * head, the path, rewrite rules, the modules' filters, access rules, the
+ * body rules, and the handler -- a module's or the static files. What
+ * the protocol does is behind r->stream (http_request.h).
+ */
+
+#include "gn_config.h"
+
+#include "http_core.h"
+#include "http_response.h"
+#include "http_static.h"
+#include "http_module.h"
+#include "lookup.h"
+#include "module.h"
+#include "rewrite.h"
+#include "access.h"
+#include "tls.h"
+#include "log.h"
+
+
+/* The server for a request's Host, else the listener's default. */
+static gn_srv_conf_t *
+gn_http_find_server(gn_http_request_t *r, const gn_str_t *host,
+    gn_uint_t *matched)
+{
+    gn_listen_t    *ls = r->c->listen;
+    gn_srv_conf_t  *sc;
+    gn_str_t        name;
+
+    *matched = 0;
+    if (ls->servers.nelts == 1 || host->len == 0) {
+        return ls->default_srv;
+    }
+
+    name = gn_http_host_name(host);
+    sc = gn_lookup_server(ls, name.data, name.len);
+    if (sc == NULL) {
+        return ls->default_srv;
+    }
+
+    *matched = 1;
+    return sc;
+}
+
+
+/*
+ * Request bodies. The framing was validated by the parser (RFC 9112 6.3:
+ * chunked wins and Content-Length together with it is refused). Here:
+ * POST and PUT must be framed (411); a declared length above
+ * client_max_body_size is refused before any byte is read (413); an
+ * Expect other than 100-continue is refused (417). Otherwise the body is
+ * read by the stream before the handler runs ("100 Continue" first when
+ * asked for); handlers that take no body (static files) drop it, so the
+ * connection can be kept alive.
+ */
+static gn_int_t
+gn_http_body_rules(gn_http_request_t *r)
+{
+    gn_http_head_t  *h = &r->head;
+    size_t           max = gn_http_conf(r->loc)->client_max_body_size;
+
+    if (!h->expect_continue
+        && gn_http_header_find(h, "Expect", 6) != NULL
+        && h->version >= GN_HTTP_VERSION_11)
+    {
+        r->close = 1;
+        r->linger = 1;
+        return 417;
+    }
+
+    if ((h->method & (GN_HTTP_POST | GN_HTTP_PUT))
+        && h->content_length < 0 && !h->chunked)
+    {
+        return 411;
+    }
+
+    r->has_body = h->chunked || h->content_length > 0;
+    if (!r->has_body) {
+        return GN_OK;
+    }
+
+    if (max > 0 && h->content_length > (off_t) max) {
+        gn_log_error(GN_LOG_INFO, &r->c->log, 0, "client intended to send a "
+                     "body of %lld bytes, more than client_max_body_size",
+                     (long long) h->content_length);
+        r->close = 1;
+        r->linger = 1;
+        return 413;
+    }
+
+    /* read (and, for handlers that take no body, drop) before answering:
+     * a malformed or oversized chunked body then gets its 400 or 413 */
+    return GN_OK;
+}
+
+
+/* Maps the parsed head to a server, location and handler, and sets up
+ * the response: GN_OK (it is set up), GN_DONE (a module's request),
+ * GN_AGAIN (the body is to be read past, then the static files serve
+ * it), GN_ERROR. */
+static gn_int_t
+gn_http_core_run(gn_http_request_t *r)
+{
+    gn_http_head_t  *h = &r->head;
+    gn_srv_conf_t   *sni;
+    gn_uint_t        matched;
+    gn_int_t         rc;
+    u_char          *p;
+
+    r->srv = gn_http_find_server(r, &h->host, &matched);
+    r->loc = r->srv->loc;
+
+    /* RFC 9110 7.4: a Host naming another server block than the one this
+     * TLS connection was made for (by SNI) is misdirected */
+    sni = gn_tls_sni_server(r->c);
+    if (sni != NULL) {
+        if (matched && r->srv != sni) {
+            r->srv = sni;
+            r->loc = sni->loc;
+            return gn_http_response_error(r, 421);
+        }
+        r->srv = sni;
+        r->loc = sni->loc;
+    }
+
+    rc = r->stream->limits(r);
+    if (rc != GN_OK) {
+        return gn_http_response_error(r, (gn_uint_t) rc);
+    }
+
+    if (h->method == GN_HTTP_UNKNOWN) {
+        return gn_http_response_error(r, 501);
+    }
+
+    if (h->method == GN_HTTP_CONNECT) {
+        return gn_http_response_error(r, 405);        /* not a proxy */
+    }
+
+    if (h->method == GN_HTTP_OPTIONS && gn_str_eq(&h->path, "*")) {
+        r->status = 200;
+        r->content_length = 0;
+        gn_str_set(&r->extra_headers, "Allow: GET, HEAD, OPTIONS\r\n");
+        return GN_OK;
+    }
+
+    p = gn_pnalloc(r->pool, h->path.len + 1);
+    if (p == NULL) {
+        return GN_ERROR;
+    }
+
+    if (gn_http_normalize_path(h->path.data, h->path.len, p, &r->uri.len)
+        != GN_OK)
+    {
+        r->close = 1;
+        gn_log_error(GN_LOG_INFO, &r->c->log, 0,
+                     "client sent an invalid path \"%.*s\"",
+                     GN_STR_ARG(&h->path));
+        return gn_http_response_error(r, 400);
+    }
+    r->uri.data = p;
+
+    rc = gn_rewrite_run(r);
+    if (rc == GN_DONE) {
+        return GN_OK;                 /* a redirect or `return` answered */
+    }
+    if (rc != GN_OK) {
+        return GN_ERROR;
+    }
+
+    rc = gn_http_module_filters(r, GN_HTTP_FILTER_MAPPED);
+    if (rc != GN_OK) {
+        return rc == GN_ERROR ? GN_ERROR : gn_http_response_error(r, rc);
+    }
+
+    /* allow/deny, auth_basic: before body rules and any handler */
+    rc = gn_access_check(r);
+    if (rc != GN_DECLINED) {
+        return rc;                    /* 403 or 401 prepared, or error */
+    }
+
+    rc = gn_http_body_rules(r);
+    if (rc != GN_OK) {
+        return gn_http_response_error(r, (gn_uint_t) rc);
+    }
+
+    r->module = gn_module_handler_for(r->loc, &r->uri);
+    if (r->module != NULL) {
+        return GN_DONE;              /* gn_http_core_start runs the module */
+    }
+
+    return r->has_body ? GN_AGAIN : gn_http_static_handler(r);
+}
+
+
+void
+gn_http_core_start(gn_http_request_t *r)
+{
+    gn_int_t  rc;
+
+    rc = gn_http_module_filters(r, GN_HTTP_FILTER_HEADERS);
+    if (rc == GN_OK) {
+        rc = gn_http_core_run(r);
+    } else if (rc != GN_ERROR) {
+        rc = gn_http_response_error(r, (gn_uint_t) rc);
+    }
+
+    if (rc == GN_DONE) {
+        gn_http_module_run(r);           /* may have ended the request */
+        return;
+    }
+
+    if (rc == GN_AGAIN) {
+        r->stream->read_body(r);
+        return;
+    }
+
+    gn_http_core_respond(r, rc);
+}
+
+
+void
+gn_http_core_respond(gn_http_request_t *r, gn_int_t rc)
+{
+    if (rc != GN_OK) {
+        r->close = 1;
+        rc = gn_http_response_error(r, 500);
+    }
+
+    if (rc != GN_OK) {
+        r->stream->abort(r);
+        return;
+    }
+
+    r->stream->respond(r);
+}
+
+
+void
+gn_http_core_body_read(gn_http_request_t *r)
+{
+    r->body_done = 1;
+    gn_http_core_respond(r, gn_http_static_handler(r));
+}
