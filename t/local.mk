@@ -39,7 +39,8 @@ GN_UNIT_TESTS = \
     %reldir%/unit/test_binlog \
     %reldir%/unit/test_scoreboard \
     %reldir%/unit/test_module \
-    %reldir%/unit/test_feature
+    %reldir%/unit/test_feature \
+    %reldir%/unit/test_stream
 
 GN_UNIT_CFLAGS = $(AM_CFLAGS) $(GNUTLS_CFLAGS) $(PCRE2_CFLAGS)
 GN_UNIT_LDADD = core/libgncore.la $(LIBS)
@@ -77,6 +78,10 @@ check_PROGRAMS += $(GN_UNIT_TESTS)
     %reldir%/unit/t_cycle.c %reldir%/unit/t_cycle.h
 %canon_reldir%_unit_test_feature_CFLAGS = $(GN_UNIT_CFLAGS)
 %canon_reldir%_unit_test_feature_LDADD = $(GN_UNIT_LDADD)
+%canon_reldir%_unit_test_stream_SOURCES = %reldir%/unit/test_stream.c %reldir%/tap.c %reldir%/tap.h \
+    %reldir%/unit/t_cycle.c %reldir%/unit/t_cycle.h
+%canon_reldir%_unit_test_stream_CFLAGS = $(GN_UNIT_CFLAGS)
+%canon_reldir%_unit_test_stream_LDADD = $(GN_UNIT_LDADD)
 %canon_reldir%_unit_test_lookup_SOURCES = %reldir%/unit/test_lookup.c %reldir%/tap.c %reldir%/tap.h \
     %reldir%/unit/t_cycle.c %reldir%/unit/t_cycle.h
 %canon_reldir%_unit_test_lookup_CFLAGS = $(GN_UNIT_CFLAGS)
