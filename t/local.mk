@@ -23,7 +23,10 @@ AM_TESTS_ENVIRONMENT = \
     export GN_BIN GN_BUILDDIR GN_SRCDIR;
 
 GN_UNIT_TESTS = \
-    %reldir%/unit/test_core \
+    %reldir%/unit/test_pool \
+    %reldir%/unit/test_str \
+    %reldir%/unit/test_timer \
+    %reldir%/unit/test_listen \
     %reldir%/unit/test_conf \
     %reldir%/unit/test_http_parse \
     %reldir%/unit/test_http_cond \
@@ -35,7 +38,6 @@ GN_UNIT_TESTS = \
     %reldir%/unit/test_conn \
     %reldir%/unit/test_rewrite \
     %reldir%/unit/test_auth_basic \
-    %reldir%/unit/test_path \
     %reldir%/unit/test_binlog \
     %reldir%/unit/test_scoreboard \
     %reldir%/unit/test_module \
@@ -47,9 +49,18 @@ GN_UNIT_LDADD = core/libgncore.la $(LIBS)
 
 check_PROGRAMS += $(GN_UNIT_TESTS)
 
-%canon_reldir%_unit_test_core_SOURCES = %reldir%/unit/test_core.c %reldir%/tap.c %reldir%/tap.h
-%canon_reldir%_unit_test_core_CFLAGS = $(GN_UNIT_CFLAGS)
-%canon_reldir%_unit_test_core_LDADD = $(GN_UNIT_LDADD)
+%canon_reldir%_unit_test_pool_SOURCES = %reldir%/unit/test_pool.c %reldir%/tap.c %reldir%/tap.h
+%canon_reldir%_unit_test_pool_CFLAGS = $(GN_UNIT_CFLAGS)
+%canon_reldir%_unit_test_pool_LDADD = $(GN_UNIT_LDADD)
+%canon_reldir%_unit_test_str_SOURCES = %reldir%/unit/test_str.c %reldir%/tap.c %reldir%/tap.h
+%canon_reldir%_unit_test_str_CFLAGS = $(GN_UNIT_CFLAGS)
+%canon_reldir%_unit_test_str_LDADD = $(GN_UNIT_LDADD)
+%canon_reldir%_unit_test_timer_SOURCES = %reldir%/unit/test_timer.c %reldir%/tap.c %reldir%/tap.h
+%canon_reldir%_unit_test_timer_CFLAGS = $(GN_UNIT_CFLAGS)
+%canon_reldir%_unit_test_timer_LDADD = $(GN_UNIT_LDADD)
+%canon_reldir%_unit_test_listen_SOURCES = %reldir%/unit/test_listen.c %reldir%/tap.c %reldir%/tap.h
+%canon_reldir%_unit_test_listen_CFLAGS = $(GN_UNIT_CFLAGS)
+%canon_reldir%_unit_test_listen_LDADD = $(GN_UNIT_LDADD)
 %canon_reldir%_unit_test_conf_SOURCES = %reldir%/unit/test_conf.c %reldir%/tap.c %reldir%/tap.h
 %canon_reldir%_unit_test_conf_CFLAGS = $(GN_UNIT_CFLAGS)
 %canon_reldir%_unit_test_conf_LDADD = $(GN_UNIT_LDADD)
@@ -96,9 +107,6 @@ check_PROGRAMS += $(GN_UNIT_TESTS)
 %canon_reldir%_unit_test_auth_basic_SOURCES = %reldir%/unit/test_auth_basic.c %reldir%/tap.c %reldir%/tap.h
 %canon_reldir%_unit_test_auth_basic_CFLAGS = $(GN_UNIT_CFLAGS)
 %canon_reldir%_unit_test_auth_basic_LDADD = $(GN_UNIT_LDADD)
-%canon_reldir%_unit_test_path_SOURCES = %reldir%/unit/test_path.c %reldir%/tap.c %reldir%/tap.h
-%canon_reldir%_unit_test_path_CFLAGS = $(GN_UNIT_CFLAGS)
-%canon_reldir%_unit_test_path_LDADD = $(GN_UNIT_LDADD)
 %canon_reldir%_unit_test_binlog_SOURCES = %reldir%/unit/test_binlog.c %reldir%/tap.c %reldir%/tap.h
 %canon_reldir%_unit_test_binlog_CFLAGS = $(GN_UNIT_CFLAGS)
 %canon_reldir%_unit_test_binlog_LDADD = $(GN_UNIT_LDADD)

@@ -1,0 +1,109 @@
+/*
+ * str.c: lower-casing, the number, size and time parsers, the
+ * grow-a-buffer helper.
+ */
+
+#include "gn_config.h"
+
+#include "pool.h"
+#include "str.h"
+
+#include "../tap.h"
+
+
+static void
+test_strlow(void)
+{
+    u_char  buf[16];
+    u_char  in[] = "MiXeD.Example-1";
+
+    ok(gn_strlow(buf, (u_char *) "Ab.C:9Z", 7) == buf + 7,
+       "gn_strlow: returns the end");
+    is_str(buf, 7, "ab.c:9z", "gn_strlow: ASCII letters lowered, the rest kept");
+    (void) gn_strlow(in, in, sizeof(in) - 1);
+    is_str(in, sizeof(in) - 1, "mixed.example-1", "gn_strlow: in place");
+}
+
+
+static void
+test_numbers(void)
+{
+    gn_str_t   s;
+    gn_msec_t  ms;
+
+    is_int(gn_atoi((u_char *) "12345", 5), 12345, "atoi");
+    is_int(gn_atoi((u_char *) "", 0), GN_ERROR, "atoi empty");
+    is_int(gn_atoi((u_char *) "12a", 3), GN_ERROR, "atoi non-digit");
+    is_int(gn_atoi((u_char *) "-1", 2), GN_ERROR, "atoi sign");
+    is_int(gn_atoi((u_char *) "9223372036854775807", 19), INTPTR_MAX,
+           "atoi max");
+    is_int(gn_atoi((u_char *) "9223372036854775808", 19), GN_ERROR,
+           "atoi overflow");
+    is_int(gn_hextoi((u_char *) "fF10", 4), 0xff10, "hextoi");
+    is_int(gn_hextoi((u_char *) "10000000000000000", 17), GN_ERROR,
+           "hextoi overflow");
+
+    gn_str_set(&s, "8m");
+    is_int(gn_parse_size(&s), 8 * 1024 * 1024, "size 8m");
+    gn_str_set(&s, "16K");
+    is_int(gn_parse_size(&s), 16384, "size 16K");
+    gn_str_set(&s, "1x");
+    is_int(gn_parse_size(&s), GN_ERROR, "size bad suffix");
+    gn_str_set(&s, "99999999999999999g");
+    is_int(gn_parse_size(&s), GN_ERROR, "size overflow");
+
+    gn_str_set(&s, "30s");
+    ok(gn_parse_msec(&s, &ms) == GN_OK && ms == 30000, "msec 30s");
+    gn_str_set(&s, "1m30s");
+    ok(gn_parse_msec(&s, &ms) == GN_OK && ms == 90000, "msec 1m30s");
+    gn_str_set(&s, "500ms");
+    ok(gn_parse_msec(&s, &ms) == GN_OK && ms == 500, "msec 500ms");
+    gn_str_set(&s, "75");
+    ok(gn_parse_msec(&s, &ms) == GN_OK && ms == 75000, "bare = seconds");
+    gn_str_set(&s, "5q");
+    is_int(gn_parse_msec(&s, &ms), GN_ERROR, "msec bad unit");
+    gn_str_set(&s, "s");
+    is_int(gn_parse_msec(&s, &ms), GN_ERROR, "msec no number");
+}
+
+
+static void
+test_reserve(void)
+{
+    u_char  *buf = NULL, *before;
+    size_t   cap = 0;
+
+    is_int(gn_str_reserve(&buf, &cap, 10, 4096), GN_OK, "reserve: first");
+    ok(buf != NULL && cap == 4096, "reserve: at least `min` (%zu)", cap);
+    memcpy(buf, "0123456789", 10);
+
+    before = buf;
+    is_int(gn_str_reserve(&buf, &cap, 4096, 4096), GN_OK, "reserve: fits");
+    ok(buf == before && cap == 4096, "reserve: no realloc when it fits");
+
+    is_int(gn_str_reserve(&buf, &cap, 4097, 4096), GN_OK, "reserve: grows");
+    is_int((gn_int_t) cap, 8192, "reserve: doubles");
+    is_int(gn_str_reserve(&buf, &cap, 70000, 4096), GN_OK,
+           "reserve: a big step");
+    is_int((gn_int_t) cap, 131072, "reserve: doubles until it holds them");
+    is_str(buf, 10, "0123456789", "reserve: the bytes are kept");
+    free(buf);
+
+    buf = NULL;
+    cap = 0;
+    is_int(gn_str_reserve(&buf, &cap, 3, 0), GN_OK, "reserve: min 0");
+    ok(buf != NULL && cap >= 3, "reserve: min 0 still makes room (%zu)",
+       cap);
+    free(buf);
+}
+
+
+int
+main(void)
+{
+    test_strlow();
+    test_numbers();
+    test_reserve();
+
+    return done_testing();
+}
