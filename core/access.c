@@ -454,6 +454,7 @@ gn_access_check(gn_http_request_t *r)
 
 
 const gn_feature_t  gn_access_feature = {
-    "access", gn_access_commands, 0, sizeof(gn_access_part_t),
-    NULL, gn_access_merge, NULL, NULL, NULL, NULL, NULL
+    .name = "access", .commands = gn_access_commands,
+    .conf_size = sizeof(gn_access_part_t),
+    .merge_conf = gn_access_merge
 };

@@ -1192,7 +1192,10 @@ gn_access_log_reopen(gn_cycle_t *cycle, uid_t owner)
 
 
 const gn_feature_t  gn_access_log_feature = {
-    "access_log", gn_access_log_commands, 0, sizeof(gn_access_log_conf_t),
-    gn_access_log_create_conf, gn_access_log_merge_conf, NULL,
-    gn_access_log_open_cycle, NULL, gn_access_log_reopen, NULL
+    .name = "access_log", .commands = gn_access_log_commands,
+    .conf_size = sizeof(gn_access_log_conf_t),
+    .create_conf = gn_access_log_create_conf,
+    .merge_conf = gn_access_log_merge_conf,
+    .open_cycle = gn_access_log_open_cycle,
+    .reopen = gn_access_log_reopen
 };

@@ -397,7 +397,7 @@ gn_child_run(gn_cycle_t *cycle, gn_int_t slot, gn_uint_t generation)
             gn_child_reopen = 0;
             /* buffered lines belong to the old file: out before dup2 */
             gn_access_log_flush_all();
-            gn_cycle_reopen_files(cycle, (uid_t) -1);
+            gn_cycle_reopen(cycle, (uid_t) -1);
         }
 
         timeout = gn_timer_next();

@@ -708,25 +708,37 @@ gn_cycle_path_inside(const gn_str_t *path, const gn_str_t *dir)
 }
 
 
+/* One server or location level: each feature's check_level, then, with
+ * `chroot`, its root, which must lie in the chroot directory (the child
+ * sees nothing else). GN_ERROR with cf->err filled. */
 static gn_int_t
-gn_cycle_check_root(gn_cycle_t *cycle, gn_srv_conf_t *sc, gn_loc_conf_t *lc,
-    char *err, size_t errlen)
+gn_cycle_check_level(gn_conf_t *cf, gn_cycle_t *cycle, gn_srv_conf_t *sc,
+    gn_loc_conf_t *lc)
 {
-    gn_str_t  *dir = &cycle->main->chroot;
+    gn_str_t   *dir = &cycle->main->chroot;
+    gn_uint_t   i;
 
-    if (gn_cycle_path_inside(&lc->root, dir)) {
+    for (i = 0; i < GN_FEATURE_N; i++) {
+        if (gn_features[i]->check_level != NULL
+            && gn_features[i]->check_level(cf, cycle, sc, lc) != GN_OK)
+        {
+            return GN_ERROR;
+        }
+    }
+
+    if (dir->len == 0 || gn_cycle_path_inside(&lc->root, dir)) {
         return GN_OK;
     }
 
     if (lc->root_file.data != NULL) {
-        snprintf(err, errlen, "root \"%.*s\" is outside the chroot "
-                 "directory \"%.*s\" in %.*s:%u", GN_STR_ARG(&lc->root),
-                 GN_STR_ARG(dir), GN_STR_ARG(&lc->root_file),
-                 (unsigned) lc->root_line);
+        snprintf(cf->err, sizeof(cf->err), "root \"%.*s\" is outside the "
+                 "chroot directory \"%.*s\" in %.*s:%u",
+                 GN_STR_ARG(&lc->root), GN_STR_ARG(dir),
+                 GN_STR_ARG(&lc->root_file), (unsigned) lc->root_line);
     } else {
-        snprintf(err, errlen, "root \"%.*s\" (the default: no \"root\" "
-                 "is set) is outside the chroot directory \"%.*s\" for "
-                 "the server in %.*s:%u", GN_STR_ARG(&lc->root),
+        snprintf(cf->err, sizeof(cf->err), "root \"%.*s\" (the default: no "
+                 "\"root\" is set) is outside the chroot directory \"%.*s\" "
+                 "for the server in %.*s:%u", GN_STR_ARG(&lc->root),
                  GN_STR_ARG(dir), GN_STR_ARG(&sc->file), (unsigned) sc->line);
     }
 
@@ -734,42 +746,31 @@ gn_cycle_check_root(gn_cycle_t *cycle, gn_srv_conf_t *sc, gn_loc_conf_t *lc,
 }
 
 
-/* With `chroot`, every document root a child serves from must lie in
- * the chroot directory: the child sees nothing else. */
+/* Every server's levels: the server's own, its locations, its regex
+ * locations. */
 static gn_int_t
-gn_cycle_check_chroot(gn_cycle_t *cycle, char *err, size_t errlen)
+gn_cycle_check_levels(gn_conf_t *cf, gn_cycle_t *cycle)
 {
     gn_srv_conf_t  **psc;
     gn_loc_conf_t  **plc;
-    gn_uint_t        i, j;
-
-    if (cycle->main->chroot.len == 0) {
-        return GN_OK;
-    }
+    gn_array_t      *locs[2];
+    gn_uint_t        i, j, k;
 
     psc = cycle->main->servers.elts;
     for (i = 0; i < cycle->main->servers.nelts; i++) {
-        if (gn_cycle_check_root(cycle, psc[i], psc[i]->loc, err, errlen)
-            != GN_OK)
-        {
+        if (gn_cycle_check_level(cf, cycle, psc[i], psc[i]->loc) != GN_OK) {
             return GN_ERROR;
         }
 
-        plc = psc[i]->locations.elts;
-        for (j = 0; j < psc[i]->locations.nelts; j++) {
-            if (gn_cycle_check_root(cycle, psc[i], plc[j], err, errlen)
-                != GN_OK)
-            {
-                return GN_ERROR;
-            }
-        }
-
-        plc = psc[i]->regex_locations.elts;
-        for (j = 0; j < psc[i]->regex_locations.nelts; j++) {
-            if (gn_cycle_check_root(cycle, psc[i], plc[j], err, errlen)
-                != GN_OK)
-            {
-                return GN_ERROR;
+        locs[0] = &psc[i]->locations;
+        locs[1] = &psc[i]->regex_locations;
+        for (k = 0; k < 2; k++) {
+            plc = locs[k]->elts;
+            for (j = 0; j < locs[k]->nelts; j++) {
+                if (gn_cycle_check_level(cf, cycle, psc[i], plc[j]) != GN_OK)
+                {
+                    return GN_ERROR;
+                }
             }
         }
     }
@@ -1100,29 +1101,41 @@ gn_cycle_create(const char *conf_file, const char *prefix, char *err,
                                    : (gn_uint_t) gn_max(ncpu, 1);
     cycle->children = gn_min(cycle->children, GN_MAX_CHILDREN);
 
+    /* the features' checks (the modules' own: under -t and at reload
+     * too), the user, every level, then what each feature builds from
+     * the merged configuration (listeners; TLS credentials, read here,
+     * by the master, before any fork) */
+    cf.err[0] = '\0';
+    for (i = 0; i < GN_FEATURE_N; i++) {
+        if (gn_features[i]->check_cycle != NULL
+            && gn_features[i]->check_cycle(&cf, cycle) != GN_OK)
+        {
+            goto conf_failed;
+        }
+    }
+
     if (gn_cycle_resolve_user(cycle, err, errlen) != GN_OK) {
         goto failed;
     }
 
-    if (gn_cycle_check_chroot(cycle, err, errlen) != GN_OK) {
-        goto failed;
+    if (gn_cycle_check_levels(&cf, cycle) != GN_OK) {
+        goto conf_failed;
     }
 
-    /* each feature builds what it needs from the merged configuration
-     * (modules' checks, listeners, TLS credentials: read here, by the
-     * master, before any fork) */
     for (i = 0; i < GN_FEATURE_N; i++) {
-        cf.err[0] = '\0';
         if (gn_features[i]->init_cycle != NULL
             && gn_features[i]->init_cycle(&cf, cycle) != GN_OK)
         {
-            snprintf(err, errlen, "%s", cf.err[0] ? cf.err : "out of memory");
-            goto failed;
+            goto conf_failed;
         }
     }
 
     gn_pool_destroy(cf.temp_pool);
     return cycle;
+
+conf_failed:
+
+    snprintf(err, errlen, "%s", cf.err[0] ? cf.err : "out of memory");
 
 failed:
 
@@ -1132,8 +1145,7 @@ failed:
 }
 
 
-/* The files directives named (access logs, servers' error logs). */
-static gn_int_t
+gn_int_t
 gn_cycle_open_files(gn_cycle_t *cycle, gn_log_t *log)
 {
     gn_open_file_t  **files;
@@ -1156,7 +1168,7 @@ gn_cycle_open_files(gn_cycle_t *cycle, gn_log_t *log)
 }
 
 
-static void
+void
 gn_cycle_close_files(gn_cycle_t *cycle)
 {
     gn_open_file_t  **files;
@@ -1190,17 +1202,11 @@ gn_cycle_open(gn_cycle_t *cycle, gn_cycle_t *old, gn_log_t *log)
 {
     gn_uint_t  i;
 
-    if (gn_cycle_open_files(cycle, log) != GN_OK) {
-        gn_cycle_close_files(cycle);
-        return GN_ERROR;
-    }
-
     for (i = 0; i < GN_FEATURE_N; i++) {
         if (gn_features[i]->open_cycle != NULL
             && gn_features[i]->open_cycle(cycle, old, log) != GN_OK)
         {
             gn_cycle_close_features(cycle, old, i + 1);
-            gn_cycle_close_files(cycle);
             return GN_ERROR;
         }
     }
@@ -1216,7 +1222,6 @@ gn_cycle_free(gn_cycle_t *cycle, gn_cycle_t *keep)
     gn_uint_t  i;
 
     gn_cycle_close_features(cycle, keep, GN_FEATURE_N);
-    gn_cycle_close_files(cycle);
     for (i = 0; i < GN_FEATURE_N; i++) {
         if (gn_features[i]->exit_cycle != NULL) {
             gn_features[i]->exit_cycle(cycle);
@@ -1279,6 +1284,13 @@ gn_cycle_reopen_files(gn_cycle_t *cycle, uid_t owner)
                                owner);
         }
     }
+}
+
+
+void
+gn_cycle_reopen(gn_cycle_t *cycle, uid_t owner)
+{
+    gn_uint_t  i;
 
     for (i = 0; i < GN_FEATURE_N; i++) {
         if (gn_features[i]->reopen != NULL) {
@@ -1289,6 +1301,5 @@ gn_cycle_reopen_files(gn_cycle_t *cycle, uid_t owner)
 
 
 const gn_feature_t  gn_core_feature = {
-    "core", gn_cycle_commands, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL,
-    NULL
+    .name = "core", .commands = gn_cycle_commands
 };

@@ -192,7 +192,16 @@ void gn_cycle_release(gn_cycle_t *old, gn_cycle_t *cycle);
 /* Frees a cycle that was never switched to (closes what it opened). */
 void gn_cycle_destroy(gn_cycle_t *cycle);
 
-/* Reopens the error log and access logs of the cycle (USR1). */
+/* USR1: every feature's reopen, in registry order (the error log, then
+ * the files log directives named, then what follows from them). */
+void gn_cycle_reopen(gn_cycle_t *cycle, uid_t owner);
+
+/* The files log directives named (gn_cycle_open_file_add): opened (the
+ * master, owned by the cycle's user; GN_ERROR logged to log), closed,
+ * reopened by name (USR1). The errlog feature does it, after the error
+ * log itself, so that their failures can be logged there. */
+gn_int_t gn_cycle_open_files(gn_cycle_t *cycle, gn_log_t *log);
+void gn_cycle_close_files(gn_cycle_t *cycle);
 void gn_cycle_reopen_files(gn_cycle_t *cycle, uid_t owner);
 
 /* Reopens *fdp's file by name (USR1) under the same descriptor number,

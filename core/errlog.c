@@ -462,7 +462,10 @@ gn_errlog_open_cycle(gn_cycle_t *cycle, gn_cycle_t *old, gn_log_t *log)
     cycle->log.level = ec->level;
     cycle->log.fd = cycle->error_log_fd;
 
-    return GN_OK;
+    /* then the files the log directives named (servers' error logs,
+     * access logs): a failure there is logged to the new error log's
+     * caller as well */
+    return gn_cycle_open_files(cycle, log);
 }
 
 
@@ -470,6 +473,8 @@ static void
 gn_errlog_close_cycle(gn_cycle_t *cycle, gn_cycle_t *keep)
 {
     (void) keep;
+
+    gn_cycle_close_files(cycle);
 
     if (cycle->error_log_fd != -1) {
         close(cycle->error_log_fd);
@@ -489,11 +494,17 @@ gn_errlog_reopen(gn_cycle_t *cycle, uid_t owner)
         gn_cycle_reopen_fd(&cycle->error_log_fd, (char *) ec->path.data,
                            owner);
     }
+
+    gn_cycle_reopen_files(cycle, owner);
 }
 
 
 const gn_feature_t  gn_errlog_feature = {
-    "errlog", gn_errlog_commands, 0, sizeof(gn_errlog_conf_t),
-    gn_errlog_create_conf, gn_errlog_merge_conf, NULL,
-    gn_errlog_open_cycle, gn_errlog_close_cycle, gn_errlog_reopen, NULL
+    .name = "errlog", .commands = gn_errlog_commands,
+    .conf_size = sizeof(gn_errlog_conf_t),
+    .create_conf = gn_errlog_create_conf,
+    .merge_conf = gn_errlog_merge_conf,
+    .open_cycle = gn_errlog_open_cycle,
+    .close_cycle = gn_errlog_close_cycle,
+    .reopen = gn_errlog_reopen
 };

@@ -50,7 +50,9 @@ typedef struct {
 #define gn_errlog_conf(lc)  ((gn_errlog_conf_t *) (lc)->conf[GN_FEATURE_ERRLOG])
 
 /* The registry's "errlog": the error_log directive (main and server);
- * the master opens, closes and reopens (USR1) the cycle's error log. */
+ * the cycle's log files: the master opens the error log, then every
+ * file a log directive named (gn_cycle_open_files), closes them, and
+ * reopens them in that order on USR1 (children too). */
 extern const gn_feature_t  gn_errlog_feature;
 
 /* gn_log_writer_pt of syslog targets; log->wdata is the gn_errlog_t. */

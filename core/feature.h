@@ -50,6 +50,7 @@ typedef enum {
 
 
 struct gn_loc_conf_s;
+struct gn_srv_conf_s;
 struct gn_cycle_s;
 
 typedef struct {
@@ -74,9 +75,21 @@ typedef struct {
                                        struct gn_loc_conf_s *lc,
                                        struct gn_loc_conf_s *prev);
 
-    /* Every level is merged: check and build what the feature needs
-     * from the whole configuration, in the master (under -t too), in
-     * registry order. GN_ERROR with cf->err filled. */
+    /* Every level is merged, under -t too, in the master; GN_ERROR with
+     * cf->err filled. First check_cycle, which only reads the
+     * configuration (the modules' GN_MODULE_CHECKs); then, after the
+     * core resolved the user, check_level for each server and location
+     * level (a server's own, its locations, its regex locations; before
+     * the core checks that level's root against the chroot); then
+     * init_cycle, which builds what the
+     * feature needs from the whole configuration (listeners, TLS
+     * credentials). Each in registry order. */
+    gn_int_t             (*check_cycle)(gn_conf_t *cf,
+                                        struct gn_cycle_s *cycle);
+    gn_int_t             (*check_level)(gn_conf_t *cf,
+                                        struct gn_cycle_s *cycle,
+                                        struct gn_srv_conf_s *sc,
+                                        struct gn_loc_conf_s *lc);
     gn_int_t             (*init_cycle)(gn_conf_t *cf,
                                        struct gn_cycle_s *cycle);
 

@@ -2,9 +2,12 @@
  * The registry (feature.h): every core feature, indexed by its ID. The
  * order is the order in which the parser looks directives up (the first
  * table that has a name allowed in the context wins) and in which the
- * cycle runs the features' hooks: the error log opens first, so that
- * what follows can log to it; the modules' checks run before the
- * listeners and TLS are built, as the configuration's order suggests.
+ * cycle runs each kind of hook (feature.h): the error log, then the
+ * files log directives named, open before anything else, so that what
+ * follows can log to them, and reopen in that order; the checks
+ * (check_cycle: the modules' own) run before the core resolves the user,
+ * each level's check_level (the modules': no CGI under chroot) before
+ * the core checks its root, and the listeners are built before TLS.
  *
  * This file is the only one that names every feature; nothing includes
  * a header of it, so the include graph stays without cycles.

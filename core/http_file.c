@@ -102,6 +102,6 @@ gn_http_file_body(gn_http_request_t *r, gn_fc_entry_t *e, off_t off,
 
 
 const gn_feature_t  gn_file_feature = {
-    "file", gn_http_file_commands, 0, sizeof(gn_file_conf_t),
-    NULL, NULL, NULL, NULL, NULL, NULL, NULL
+    .name = "file", .commands = gn_http_file_commands,
+    .conf_size = sizeof(gn_file_conf_t)
 };

@@ -187,7 +187,6 @@ gn_http_module_body_done(gn_http_request_t *r, gn_uint_t status)
 
     r->body_cb = NULL;
     r->reading_body = 0;
-    r->stream->wait(r);
 
     if (status == GN_OK) {
         r->in_module++;
@@ -200,6 +199,7 @@ gn_http_module_body_done(gn_http_request_t *r, gn_uint_t status)
     }
 
     gn_http_module_kick(r);
+    r->stream->wait(r);                 /* last: it may end the request */
 }
 
 

@@ -64,6 +64,6 @@ gn_http_request_host(gn_http_request_t *r)
 
 
 const gn_feature_t  gn_http_feature = {
-    "http", gn_http_commands, 0, sizeof(gn_http_conf_t),
-    NULL, NULL, NULL, NULL, NULL, NULL, NULL
+    .name = "http", .commands = gn_http_commands,
+    .conf_size = sizeof(gn_http_conf_t)
 };

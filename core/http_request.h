@@ -69,7 +69,8 @@ typedef struct {
     void      (*read_body)(gn_http_request_t *r);
 
     /* The handler has not finished: wait for it (send_timeout); a
-     * client that is gone ends the request. */
+     * client that is gone ends the request, at once: the caller must not
+     * touch r after wait returns. */
     void      (*wait)(gn_http_request_t *r);
 
     /* End the request now, without (the rest of) a response. */

@@ -425,6 +425,6 @@ gn_http_static_handler(gn_http_request_t *r)
 
 
 const gn_feature_t  gn_static_feature = {
-    "static", gn_http_static_commands, 0, sizeof(gn_static_conf_t),
-    NULL, NULL, NULL, NULL, NULL, NULL, NULL
+    .name = "static", .commands = gn_http_static_commands,
+    .conf_size = sizeof(gn_static_conf_t)
 };

@@ -558,6 +558,8 @@ gn_listen_close_cycle(gn_cycle_t *cycle, gn_cycle_t *keep)
 
 
 const gn_feature_t  gn_listen_feature = {
-    "listen", gn_listen_commands, 0, 0, NULL, NULL, gn_listen_init_cycle,
-    gn_listen_open_all, gn_listen_close_cycle, NULL, NULL
+    .name = "listen", .commands = gn_listen_commands,
+    .init_cycle = gn_listen_init_cycle,
+    .open_cycle = gn_listen_open_all,
+    .close_cycle = gn_listen_close_cycle
 };

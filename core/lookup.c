@@ -244,6 +244,7 @@ gn_lookup_types_merge(gn_conf_t *cf, gn_loc_conf_t *lc, gn_loc_conf_t *prev)
 
 
 const gn_feature_t  gn_types_feature = {
-    "types", gn_types_commands, 0, sizeof(gn_types_conf_t), NULL,
-    gn_lookup_types_merge, NULL, NULL, NULL, NULL, NULL
+    .name = "types", .commands = gn_types_commands,
+    .conf_size = sizeof(gn_types_conf_t),
+    .merge_conf = gn_lookup_types_merge
 };

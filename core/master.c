@@ -385,7 +385,7 @@ static void
 gn_master_reopen(void)
 {
     gn_log_error(GN_LOG_NOTICE, &gn_cycle->log, 0, "reopening logs");
-    gn_cycle_reopen_files(gn_cycle, geteuid() == 0 ? gn_cycle->main->uid
+    gn_cycle_reopen(gn_cycle, geteuid() == 0 ? gn_cycle->main->uid
                                                    : (uid_t) -1);
     gn_log_default.fd = gn_cycle->log.fd;
 

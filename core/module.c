@@ -859,14 +859,20 @@ gn_module_unload(gn_cycle_t *cycle)
 }
 
 
-/* mod_cgi's launcher is forked by the master, outside the chroot, and
- * would get paths that only mean something inside it. */
+/* A level of a chrooted configuration: mod_cgi's launcher is forked by
+ * the master, outside the chroot, and would get paths that only mean
+ * something inside it. */
 static gn_int_t
-gn_module_check_chroot(gn_conf_t *cf, gn_srv_conf_t *sc, gn_loc_conf_t *lc)
+gn_module_check_chroot(gn_conf_t *cf, gn_cycle_t *cycle, gn_srv_conf_t *sc,
+    gn_loc_conf_t *lc)
 {
     gn_array_t        *handlers = gn_modules_conf(lc)->handlers;
     gn_mod_handler_t  *h;
     gn_uint_t          i;
+
+    if (cycle->main->chroot.len == 0) {
+        return GN_OK;
+    }
 
     for (i = 0; handlers != NULL && i < handlers->nelts; i++) {
         h = &((gn_mod_handler_t *) handlers->elts)[i];
@@ -883,46 +889,13 @@ gn_module_check_chroot(gn_conf_t *cf, gn_srv_conf_t *sc, gn_loc_conf_t *lc)
 }
 
 
-static gn_int_t
-gn_module_init_cycle(gn_conf_t *cf, gn_cycle_t *cycle)
-{
-    gn_srv_conf_t  **psc;
-    gn_loc_conf_t  **plc;
-    gn_array_t      *locs[2];
-    gn_uint_t        i, k, l;
-
-    /* the modules' own checks: under -t and at reload too */
-    if (gn_module_check_confs(cf, cycle) != GN_OK) {
-        return GN_ERROR;
-    }
-
-    if (cycle->main->chroot.len == 0) {
-        return GN_OK;
-    }
-
-    psc = cycle->main->servers.elts;
-    for (i = 0; i < cycle->main->servers.nelts; i++) {
-        if (gn_module_check_chroot(cf, psc[i], psc[i]->loc) != GN_OK) {
-            return GN_ERROR;
-        }
-        locs[0] = &psc[i]->locations;
-        locs[1] = &psc[i]->regex_locations;
-        for (k = 0; k < 2; k++) {
-            plc = locs[k]->elts;
-            for (l = 0; l < locs[k]->nelts; l++) {
-                if (gn_module_check_chroot(cf, psc[i], plc[l]) != GN_OK) {
-                    return GN_ERROR;
-                }
-            }
-        }
-    }
-
-    return GN_OK;
-}
-
-
 const gn_feature_t  gn_modules_feature = {
-    "modules", gn_module_commands, GN_MAX_MODULES, sizeof(gn_modules_conf_t),
-    gn_module_create_conf, gn_module_merge_conf, gn_module_init_cycle,
-    NULL, NULL, NULL, gn_module_unload
+    .name = "modules", .commands = gn_module_commands,
+    .extra_tables = GN_MAX_MODULES,
+    .conf_size = sizeof(gn_modules_conf_t),
+    .create_conf = gn_module_create_conf,
+    .merge_conf = gn_module_merge_conf,
+    .check_cycle = gn_module_check_confs,
+    .check_level = gn_module_check_chroot,
+    .exit_cycle = gn_module_unload
 };

@@ -758,6 +758,6 @@ gn_rewrite_run(gn_http_request_t *r)
 
 
 const gn_feature_t  gn_rewrite_feature = {
-    "rewrite", gn_rewrite_commands, 0, sizeof(gn_rewrite_conf_t),
-    NULL, NULL, NULL, NULL, NULL, NULL, NULL
+    .name = "rewrite", .commands = gn_rewrite_commands,
+    .conf_size = sizeof(gn_rewrite_conf_t)
 };

@@ -1877,7 +1877,10 @@ gn_tls_init_cycle(gn_conf_t *cf, gn_cycle_t *cycle)
 
 
 const gn_feature_t  gn_tls_feature = {
-    "tls", gn_tls_commands, 0, sizeof(gn_tls_conf_t),
-    gn_tls_create_conf, gn_tls_merge_conf,
-    gn_tls_init_cycle, gn_tls_cycle_open, NULL, NULL, NULL
+    .name = "tls", .commands = gn_tls_commands,
+    .conf_size = sizeof(gn_tls_conf_t),
+    .create_conf = gn_tls_create_conf,
+    .merge_conf = gn_tls_merge_conf,
+    .init_cycle = gn_tls_init_cycle,
+    .open_cycle = gn_tls_cycle_open
 };

@@ -5,10 +5,18 @@
  * each feature's part of a level starts with its declared defaults and
  * is inherited main -> server -> location, a feature's row writes to the
  * feature's part (never to the core's struct or another part), and the
- * hooks run (the default error and access logs, *:80 without `listen`).
+ * hooks run (the default error and access logs, *:80 without `listen`)
+ * in their order: a module's refusal of a level before the core's root
+ * check of it, the error log opened before the files log directives
+ * name, and everything opened closed again when a later open fails.
  */
 
 #include "gn_config.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "cycle.h"
 #include "feature.h"
@@ -306,13 +314,156 @@ test_refusals(void)
 }
 
 
+/* With chroot, a location that is both a CGI location and rooted
+ * outside the chroot is refused for the CGI (the modules' check_level
+ * comes before the core's root check of the same level). */
+static void
+test_check_order(const char *dir)
+{
+    gn_cycle_t  *cycle;
+    const char  *moddir = getenv("GN_MODDIR");
+    char         mod[256], text[1024], err[1024];
+
+    snprintf(mod, sizeof(mod), "%s/mod_cgi.so",
+             moddir != NULL ? moddir : "modules/.libs");
+    if (access(mod, R_OK) != 0) {
+        diag("%s not built: the check order is not tested", mod);
+        return;
+    }
+
+    snprintf(text, sizeof(text), "%sload_module %s;\nchroot %s;\n"
+             "server {\n    listen 127.0.0.1:1;\n    root %s;\n"
+             "    location /o/ { handler cgi; root /elsewhere; }\n}\n",
+             t_cycle_user(), mod, dir, dir);
+    cycle = t_cycle_load(text, NULL, 0, err, sizeof(err));
+    if (!ok(cycle == NULL && strstr(err, "\"handler cgi\" cannot be used "
+                                         "with \"chroot\"") != NULL,
+            "a CGI location outside the chroot: refused for the CGI, "
+            "before its root"))
+    {
+        diag("got: %s", err);
+    }
+    if (cycle != NULL) {
+        gn_cycle_destroy(cycle);
+    }
+}
+
+
+/* The log that gn_cycle_open reports its failures to: a file. */
+static int
+t_log_open(gn_log_t *log, const char *path)
+{
+    memset(log, 0, sizeof(gn_log_t));
+    log->level = GN_LOG_DEBUG;
+    log->fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    return log->fd;
+}
+
+
+static void
+t_log_read(gn_log_t *log, char *buf, size_t size)
+{
+    ssize_t  n;
+
+    n = pread(log->fd, buf, size - 1, 0);
+    buf[n > 0 ? n : 0] = '\0';
+}
+
+
+static void
+test_open(const char *dir)
+{
+    gn_cycle_t         *cycle;
+    gn_open_file_t    **files;
+    gn_log_t            log;
+    struct sockaddr_in  sin;
+    socklen_t           len = sizeof(sin);
+    char                text[1024], err[1024], got[4096], path[256];
+    int                 s;
+
+    snprintf(path, sizeof(path), "%s/open.log", dir);
+    if (t_log_open(&log, path) == -1) {
+        ok(0, "a log for gn_cycle_open");
+        return;
+    }
+
+    /* the error log and an access log both in missing directories: the
+     * error log is the one reported (it opens first) */
+    snprintf(text, sizeof(text), "%serror_log %s/nodir/error.log;\n"
+             "server {\n    listen 127.0.0.1:1;\n"
+             "    access_log %s/nodir2/access.log;\n}\n",
+             t_cycle_user(), dir, dir);
+    cycle = t_cycle_load(text, NULL, 0, err, sizeof(err));
+    if (ok(cycle != NULL, "a configuration with unopenable logs loads")) {
+        is_int(gn_cycle_open(cycle, NULL, &log), GN_ERROR,
+               "... and does not open");
+        t_log_read(&log, got, sizeof(got));
+        if (!ok(strstr(got, "nodir/error.log") != NULL
+                && strstr(got, "nodir2") == NULL,
+                "the error log is opened (and fails) first"))
+        {
+            diag("logged: %s", got);
+        }
+        gn_cycle_destroy(cycle);
+    }
+
+    /* a listener whose address is taken: what opened before it is
+     * closed again */
+    s = socket(AF_INET, SOCK_STREAM, 0);
+    memset(&sin, 0, sizeof(sin));
+    sin.sin_family = AF_INET;
+    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (s == -1 || bind(s, (struct sockaddr *) &sin, sizeof(sin)) == -1
+        || listen(s, 1) == -1
+        || getsockname(s, (struct sockaddr *) &sin, &len) == -1)
+    {
+        ok(0, "a port to take");
+        close(log.fd);
+        return;
+    }
+
+    snprintf(text, sizeof(text), "%serror_log %s/error.log;\n"
+             "server {\n    listen 127.0.0.1:%u;\n"
+             "    access_log %s/access.log;\n}\n",
+             t_cycle_user(), dir, (unsigned) ntohs(sin.sin_port), dir);
+    cycle = t_cycle_load(text, NULL, 0, err, sizeof(err));
+    if (ok(cycle != NULL, "a configuration on a taken port loads")) {
+        is_int(gn_cycle_open(cycle, NULL, &log), GN_ERROR,
+               "... and does not open (the address is in use)");
+        files = cycle->open_files.elts;
+        ok(cycle->error_log_fd == -1 && cycle->open_files.nelts == 1
+           && files[0]->fd == -1,
+           "the error log and the access log opened before it are closed");
+        gn_cycle_destroy(cycle);
+    }
+
+    close(s);
+    close(log.fd);
+    snprintf(text, sizeof(text), "%s/error.log", dir);
+    (void) unlink(text);
+    snprintf(text, sizeof(text), "%s/access.log", dir);
+    (void) unlink(text);
+    (void) unlink(path);
+}
+
+
 int
 main(void)
 {
+    char  dir[] = "/tmp/gn-test-feature-XXXXXX";
+
     test_registry();
     test_defaults();
     test_inheritance();
     test_refusals();
+
+    if (mkdtemp(dir) != NULL) {
+        test_check_order(dir);
+        test_open(dir);
+        (void) rmdir(dir);
+    } else {
+        ok(0, "mkdtemp()");
+    }
 
     return done_testing();
 }

@@ -414,6 +414,7 @@ main(void)
 
     snprintf(logfile, sizeof(logfile), "%s/error.log", t_html);
     memset(&t_conn, 0, sizeof(t_conn));
+    t_conn.io.fd = -1;                  /* no socket: a send would fail */
     t_conn.listen = t_cycle->listening.elts;
     t_conn.ops = &t_no_io;
     t_conn.log.level = GN_LOG_INFO;
