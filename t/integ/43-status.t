@@ -321,8 +321,14 @@ my $data_tag = '<script type=application/json id=gn-data data-refresh=3000>';
 my ($data) = $r->{body} =~ m{\Q$data_tag\E(.*?)</script>}s;
 ok(defined $data, 'html: the JSON snapshot, refresh every 3000 ms');
 my $pj = eval { JSON::PP->new->decode($data // '') };
-ok($pj && @{$pj->{history} // []} == 60 && @{$pj->{children}} == 2,
-   'html: ... which parses, with the 60 samples and the children');
+# (the window's samples as whole_window counts them: a busy machine may
+# let a few periods pass unsampled, valgrind more)
+my $nh = $pj ? scalar(@{$pj->{history} // []}) : 0;
+ok($pj && $nh <= 60 && $nh >= (GnTest::valgrind() ? 1 : 56)
+   && @{$pj->{children}} == 2,
+   'html: ... which parses, with the window\'s samples and the children')
+    or diag("samples $nh, children "
+            . ($pj ? scalar(@{$pj->{children} // []}) : 'none'));
 unlike($data // '', qr{[<>&]}, 'html: ... and no <, >, & in it');
 
 # the script: draws SVG, fetches ?format=json and redraws in place
