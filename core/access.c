@@ -365,7 +365,7 @@ gn_access_merge(gn_conf_t *cf, gn_loc_conf_t *lc, gn_loc_conf_t *prev)
     gn_access_conf_t  *pc = prev != NULL ? gn_access_part(prev)->conf : NULL;
 
     if (ac == NULL) {
-        gn_access_part(lc)->conf = pc;   /* nothing here: share the outer one */
+        gn_access_part(lc)->conf = pc;   /* none here: share the outer */
         return GN_OK;
     }
 

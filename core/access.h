@@ -59,7 +59,8 @@ typedef struct {
     gn_access_conf_t *conf;
 } gn_access_part_t;
 
-#define gn_access_part(lc)  ((gn_access_part_t *) (lc)->conf[GN_FEATURE_ACCESS])
+#define gn_access_part(lc)                                                    \
+    ((gn_access_part_t *) (lc)->conf[GN_FEATURE_ACCESS])
 
 /* The registry's "access": allow, deny, satisfy, auth_basic,
  * auth_basic_user_file; inherited as a whole by levels without any. */

@@ -1086,7 +1086,7 @@ gn_access_log_files_opened(gn_cycle_t *cycle)
 }
 
 
-/* ---- the feature ---------------------------------------------------------- */
+/* ---- the feature -------------------------------------------------------- */
 
 static const gn_conf_cmd_t  gn_access_log_commands[] = {
 

@@ -659,7 +659,9 @@ gn_api_child_slot(void)
 static const char *
 gn_api_server_version(void)
 {
-    if (gn_cycle != NULL && gn_http_conf(gn_cycle->main_loc)->server_tokens == 1) {
+    if (gn_cycle != NULL
+        && gn_http_conf(gn_cycle->main_loc)->server_tokens == 1)
+    {
         return "gannet/" PACKAGE_VERSION;
     }
 

@@ -327,7 +327,7 @@ gn_child_run(gn_cycle_t *cycle, gn_int_t slot, gn_uint_t generation)
 {
     sigset_t    wait_mask;
     gn_msec_t   deadline;
-    gn_uint_t   draining;
+    gn_uint_t   draining, entries;
     int         timeout;
 
     gn_log_slot = slot;
@@ -344,12 +344,12 @@ gn_child_run(gn_cycle_t *cycle, gn_int_t slot, gn_uint_t generation)
 
     gn_time_update();
     gn_http_listen_init(cycle);           /* every listener is HTTP/1's */
+    entries = (gn_uint_t) gn_file_conf(cycle->main_loc)->file_cache_entries;
 
     if (gn_event_init(512) != GN_OK
         || gn_timer_heap_init((gn_uint_t) cycle->main->max_connections + 16)
            != GN_OK
-        || gn_file_cache_init((gn_uint_t) gn_file_conf(cycle->main_loc)->file_cache_entries)
-           != GN_OK
+        || gn_file_cache_init(entries) != GN_OK
         || gn_conn_listen_start(cycle, (gn_uint_t) cycle->main->max_connections)
            != GN_OK)
     {

@@ -463,8 +463,7 @@ gn_errlog_open_cycle(gn_cycle_t *cycle, gn_cycle_t *old, gn_log_t *log)
     cycle->log.fd = cycle->error_log_fd;
 
     /* then the files the log directives named (servers' error logs,
-     * access logs): a failure there is logged to the new error log's
-     * caller as well */
+     * access logs); a failure is logged to `log`, as the error log's */
     return gn_cycle_open_files(cycle, log);
 }
 

@@ -47,7 +47,8 @@ typedef struct {
     gn_errlog_t      *srv_log;     /* a server's own, or NULL: the main */
 } gn_errlog_conf_t;
 
-#define gn_errlog_conf(lc)  ((gn_errlog_conf_t *) (lc)->conf[GN_FEATURE_ERRLOG])
+#define gn_errlog_conf(lc)                                                    \
+    ((gn_errlog_conf_t *) (lc)->conf[GN_FEATURE_ERRLOG])
 
 /* The registry's "errlog": the error_log directive (main and server);
  * the cycle's log files: the master opens the error log, then every

@@ -100,8 +100,9 @@ static u_char  *gn_http_conn_free;        /* gn_http_conn_t, linked */
 static u_char *
 gn_http_buf_get(gn_conn_t *c)
 {
-    return gn_conn_buf_get(c,
-                           gn_http_conf(c->listen->default_srv->loc)->client_max_header_size);
+    gn_loc_conf_t  *lc = c->listen->default_srv->loc;
+
+    return gn_conn_buf_get(c, gn_http_conf(lc)->client_max_header_size);
 }
 
 
@@ -176,7 +177,8 @@ gn_http_init_conn(gn_conn_t *c)
     if (c->state == GN_CONN_HANDSHAKE) {
         c->state = GN_CONN_READING;
     } else {
-        gn_http_set_state(c, GN_CONN_READING, gn_http_conf(lc)->client_header_timeout);
+        gn_http_set_state(c, GN_CONN_READING,
+                          gn_http_conf(lc)->client_header_timeout);
     }
 
     gn_http_read(c);
@@ -387,6 +389,7 @@ gn_http_respond(gn_conn_t *c)
 {
     gn_http_conn_t     *hc = c->data;
     gn_http_request_t  *r = hc->r;
+    gn_http_conf_t     *hcf = gn_http_conf(r->loc);
 
     if (r->close) {
         c->close = 1;
@@ -404,10 +407,9 @@ gn_http_respond(gn_conn_t *c)
 
     /* keep-alive decision, made once the response is known */
     r->keepalive = r->head.keepalive && !c->close && !gn_conn_draining
-                   && gn_http_conf(r->loc)->keepalive_timeout > 0
-                   && (gn_http_conf(r->loc)->keepalive_requests == 0
-                       || hc->requests
-                          < (gn_uint_t) gn_http_conf(r->loc)->keepalive_requests);
+                   && hcf->keepalive_timeout > 0
+                   && (hcf->keepalive_requests == 0
+                       || hc->requests < (gn_uint_t) hcf->keepalive_requests);
     if (!r->keepalive) {
         c->close = 1;
     }
@@ -421,7 +423,7 @@ gn_http_respond(gn_conn_t *c)
         return;
     }
 
-    gn_http_set_state(c, GN_CONN_WRITING, gn_http_conf(r->loc)->send_timeout);
+    gn_http_set_state(c, GN_CONN_WRITING, hcf->send_timeout);
     gn_http_write(c);
 }
 
@@ -528,7 +530,8 @@ gn_http_read(gn_conn_t *c)
         }
 
         if (c->state == GN_CONN_KEEPALIVE) {
-            gn_http_set_state(c, GN_CONN_READING, gn_http_conf(lc)->client_header_timeout);
+            gn_http_set_state(c, GN_CONN_READING,
+                              gn_http_conf(lc)->client_header_timeout);
         }
     }
 }
@@ -875,16 +878,17 @@ static void
 gn_http_next(gn_conn_t *c, gn_loc_conf_t *lc)
 {
     gn_http_conn_t  *hc = c->data;
+    gn_http_conf_t  *hcf = gn_http_conf(lc);
 
     memset(&hc->scan, 0, sizeof(hc->scan));
 
     if (c->buf_len > 0) {
-        gn_http_set_state(c, GN_CONN_READING, gn_http_conf(lc)->client_header_timeout);
+        gn_http_set_state(c, GN_CONN_READING, hcf->client_header_timeout);
     } else {
         gn_http_set_state(c, GN_CONN_KEEPALIVE,
                           gn_conn_draining
-                          ? gn_min(GN_CONN_DRAIN_GRACE, gn_http_conf(lc)->keepalive_timeout)
-                          : gn_http_conf(lc)->keepalive_timeout);
+                          ? gn_min(GN_CONN_DRAIN_GRACE, hcf->keepalive_timeout)
+                          : hcf->keepalive_timeout);
     }
 
     gn_http_read(c);

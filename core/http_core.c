@@ -194,6 +194,25 @@ gn_http_core_run(gn_http_request_t *r)
 }
 
 
+/* The response set up in r is sent (rc GN_OK), else a 500 is (rc
+ * GN_ERROR: setting it up failed), else the request is aborted. */
+static void
+gn_http_core_respond(gn_http_request_t *r, gn_int_t rc)
+{
+    if (rc != GN_OK) {
+        r->close = 1;
+        rc = gn_http_response_error(r, 500);
+    }
+
+    if (rc != GN_OK) {
+        r->stream->abort(r);
+        return;
+    }
+
+    r->stream->respond(r);
+}
+
+
 void
 gn_http_core_start(gn_http_request_t *r)
 {
@@ -219,22 +238,6 @@ gn_http_core_start(gn_http_request_t *r)
     gn_http_core_respond(r, rc);
 }
 
-
-void
-gn_http_core_respond(gn_http_request_t *r, gn_int_t rc)
-{
-    if (rc != GN_OK) {
-        r->close = 1;
-        rc = gn_http_response_error(r, 500);
-    }
-
-    if (rc != GN_OK) {
-        r->stream->abort(r);
-        return;
-    }
-
-    r->stream->respond(r);
-}
 
 
 void

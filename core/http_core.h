@@ -17,10 +17,6 @@
  * reading, or a module's request) starts through r->stream. */
 void gn_http_core_start(gn_http_request_t *r);
 
-/* The response set up in r is sent (rc GN_OK), else a 500 is (rc
- * GN_ERROR: setting it up failed), else the request is aborted. */
-void gn_http_core_respond(gn_http_request_t *r, gn_int_t rc);
-
 /* The stream read past the body of a request the static files serve:
  * they set up the response, which is sent. */
 void gn_http_core_body_read(gn_http_request_t *r);

@@ -165,7 +165,8 @@ gn_http_static_index(gn_http_request_t *r, int *err)
 
     for (i = 0; i < r->loc->index->nelts; i++) {
         e = gn_http_file_open(r, &r->loc->root, &r->uri, &names[i],
-                              !gn_file_conf(r->loc)->symlinks_outside_root, err);
+                              !gn_file_conf(r->loc)->symlinks_outside_root,
+                              err);
         if (e != NULL) {
             if (e->is_file) {
                 if (gn_http_static_private(r, e, &names[i]) != GN_OK) {
@@ -290,7 +291,8 @@ gn_http_static_range(gn_http_request_t *r, gn_fc_entry_t *e)
     }
 
     n = gn_http_parse_range(r->head.range.data, r->head.range.len, e->size,
-                            rg, (gn_uint_t) gn_static_conf(r->loc)->max_ranges);
+                            rg,
+                            (gn_uint_t) gn_static_conf(r->loc)->max_ranges);
     if (n == 0) {
         return GN_DECLINED;
     }
@@ -359,7 +361,8 @@ gn_http_static_handler(gn_http_request_t *r)
 
     } else {
         e = gn_http_file_open(r, &r->loc->root, &r->uri, NULL,
-                              !gn_file_conf(r->loc)->symlinks_outside_root, &err);
+                              !gn_file_conf(r->loc)->symlinks_outside_root,
+                              &err);
         if (e == NULL) {
             return gn_http_static_error(r, err);
         }

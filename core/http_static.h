@@ -20,7 +20,8 @@ typedef struct {
     gn_flag_t            log_not_found;
 } gn_static_conf_t;
 
-#define gn_static_conf(lc)  ((gn_static_conf_t *) (lc)->conf[GN_FEATURE_STATIC])
+#define gn_static_conf(lc)                                                    \
+    ((gn_static_conf_t *) (lc)->conf[GN_FEATURE_STATIC])
 #define gn_static_offset(f) offsetof(gn_static_conf_t, f)
 
 /* The registry's "static": etag, last_modified, max_ranges,

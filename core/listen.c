@@ -438,7 +438,7 @@ gn_listen_close_unused(gn_cycle_t *old, gn_cycle_t *cycle)
 }
 
 
-/* ---- the feature ---------------------------------------------------------- */
+/* ---- the feature -------------------------------------------------------- */
 
 static char *
 gn_listen_directive(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)

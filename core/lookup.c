@@ -149,7 +149,7 @@ gn_lookup_mime(gn_loc_conf_t *lc, const u_char *name, size_t len)
 }
 
 
-/* ---- the "types" feature ---------------------------------------------------- */
+/* ---- the "types" feature ------------------------------------------------ */
 
 static char *
 gn_lookup_type_line(gn_conf_t *cf, void *data)

@@ -315,6 +315,7 @@ gn_master_rlimit(gn_cycle_t *cycle)
 {
     struct rlimit     rl;
     gn_main_conf_t   *mc = cycle->main;
+    gn_file_conf_t   *fcf;
     gn_uint_t         files, need;
     rlim_t            want, hard;
 
@@ -351,8 +352,8 @@ gn_master_rlimit(gn_cycle_t *cycle)
         (void) getrlimit(RLIMIT_NOFILE, &rl);
     }
 
-    files = gn_file_conf(cycle->main_loc)->file_cache
-            ? (gn_uint_t) gn_file_conf(cycle->main_loc)->file_cache_entries : 0;
+    fcf = gn_file_conf(cycle->main_loc);
+    files = fcf->file_cache ? (gn_uint_t) fcf->file_cache_entries : 0;
     need = (gn_uint_t) mc->max_connections + files + cycle->listening.nelts
            + cycle->open_files.nelts + GN_MASTER_FD_RESERVED;
     if (rl.rlim_cur != RLIM_INFINITY && need > rl.rlim_cur) {

@@ -62,7 +62,8 @@ typedef struct {
     gn_array_t          *handlers;    /* of gn_mod_handler_t, or NULL */
 } gn_modules_conf_t;
 
-#define gn_modules_conf(lc)  ((gn_modules_conf_t *) (lc)->conf[GN_FEATURE_MODULES])
+#define gn_modules_conf(lc)                                                   \
+    ((gn_modules_conf_t *) (lc)->conf[GN_FEATURE_MODULES])
 
 /* The registry's "modules": load_module and handler; each loaded
  * module's directives (typed, merged from their descriptors); every

@@ -22,7 +22,8 @@ typedef struct {
     gn_array_t       *ops;         /* of gn_rw_op_t (rewrite.c), or NULL */
 } gn_rewrite_conf_t;
 
-#define gn_rewrite_conf(lc) ((gn_rewrite_conf_t *) (lc)->conf[GN_FEATURE_REWRITE])
+#define gn_rewrite_conf(lc)                                                   \
+    ((gn_rewrite_conf_t *) (lc)->conf[GN_FEATURE_REWRITE])
 
 /* The registry's "rewrite": rewrite and return. */
 extern const gn_feature_t  gn_rewrite_feature;

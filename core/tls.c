@@ -497,7 +497,8 @@ gn_tls_cycle_create(gn_cycle_t *cycle, char *err, size_t errlen)
         return GN_ERROR;
     }
     cycle->tls = tc;
-    tc->timeout = (time_t) (gn_tls_conf(cycle->main_loc)->session_timeout / 1000);
+    tc->timeout = (time_t)
+                  (gn_tls_conf(cycle->main_loc)->session_timeout / 1000);
     if (tc->timeout < 1) {
         tc->timeout = 1;
     }

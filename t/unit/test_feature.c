@@ -31,7 +31,9 @@
 #include "../tap.h"
 
 
-/* The size of a plain slot, by its setter; 0: not a plain slot. */
+/* The size of a slot a row's generic setter writes, by the setter; 0:
+ * none. (Not conf.c's gn_conf_plain_size on purpose: the test keeps its
+ * own account, path slots included, to check the rows against.) */
 static size_t
 t_plain_size(const gn_conf_cmd_t *c)
 {
