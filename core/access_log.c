@@ -680,6 +680,9 @@ gn_access_log_str(gn_http_request_t *r, gn_log_op_t *op, u_char *p,
         } else if (r->head.version == GN_HTTP_VERSION_11) {
             gn_str_set(&v[0], "HTTP/1.1");
             s = &v[0];
+        } else if (r->head.version == GN_HTTP_VERSION_20) {
+            gn_str_set(&v[0], "HTTP/2.0");
+            s = &v[0];
         }
         break;
     case GN_LV_TLS_PROTOCOL:
@@ -829,7 +832,8 @@ gn_access_log_binrec(gn_http_request_t *r, gn_binlog_rec_t *rec)
 
     rec->status = (uint16_t) r->status;
     rec->version = h->version == GN_HTTP_VERSION_10 ? 10
-                   : (h->version == GN_HTTP_VERSION_11 ? 11 : 0);
+                   : h->version == GN_HTTP_VERSION_11 ? 11
+                   : h->version == GN_HTTP_VERSION_20 ? 20 : 0;
     gn_access_log_addr(r->c, rec->addr);
     body = r->bytes_sent - r->header_bytes;
     rec->bytes_sent = (uint64_t) r->bytes_sent;

@@ -110,7 +110,9 @@ gn_api_request_uri(gn_request_t *r)
 static int
 gn_api_http_version(gn_request_t *r)
 {
-    return gn_req(r)->head.version == GN_HTTP_VERSION_10 ? 10 : 11;
+    gn_uint_t  v = gn_req(r)->head.version;
+
+    return v == GN_HTTP_VERSION_10 ? 10 : (v == GN_HTTP_VERSION_20 ? 20 : 11);
 }
 
 
@@ -213,7 +215,9 @@ gn_api_variable(gn_request_t *rq, const char *name)
     }
     if (strcmp(name, "SERVER_PROTOCOL") == 0) {
         return r->head.version == GN_HTTP_VERSION_10
-               ? gn_api_pstr(r, "HTTP/1.0", 8) : gn_api_pstr(r, "HTTP/1.1", 8);
+               ? gn_api_pstr(r, "HTTP/1.0", 8)
+               : r->head.version == GN_HTTP_VERSION_20
+               ? gn_api_pstr(r, "HTTP/2.0", 8) : gn_api_pstr(r, "HTTP/1.1", 8);
     }
     if (strcmp(name, "SERVER_SOFTWARE") == 0) {
         return gn_http_conf(r->loc)->server_tokens

@@ -51,7 +51,7 @@ typedef struct {
     uint16_t      msec;
     uint16_t      status;
     uint8_t       method;                /* gn_binlog_method_id() */
-    uint8_t       version;               /* 10, 11, or 0 unknown */
+    uint8_t       version;               /* 10, 11, 20, or 0 unknown */
     uint8_t       tls;                   /* GN_BINLOG_TLS_* bits */
     u_char        addr[16];              /* IPv6, or v4-mapped */
     uint64_t      bytes_sent;

@@ -573,6 +573,7 @@ gn_conn_close(gn_conn_t *c)
         on_close(c);
     }
     c->handler = NULL;
+    c->on_drain = NULL;
     c->data = NULL;
 
     if (c->linger_close && c->io.fd != -1 && !c->eof) {
@@ -630,6 +631,11 @@ gn_conn_drain(gn_msec_t idle_grace)
 
     for (c = gn_conn_open; c != NULL; c = next) {
         next = c->next;
+
+        if (c->on_drain != NULL) {
+            c->on_drain(c);
+            continue;
+        }
 
         /* An idle keep-alive connection may have a request on its way:
          * keep it open for a short grace; a request that arrives gets its

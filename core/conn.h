@@ -54,6 +54,10 @@ typedef struct {
  * them its head; data/len are the bytes the client sent. The connection
  * closes after it.
  *
+ * alpn: the protocols ALPN offers for server block sc (*protos, the
+ * count returned; the first preferred), asked as the ClientHello
+ * arrives, before and after SNI chose the block;
+ *
  * log_server: the server block whose error_log c's messages go to (its
  * request's, else its listener's default);
  * busy: what a client is sent, as plain bytes, when every child is at
@@ -66,6 +70,8 @@ typedef struct gn_conn_proto_s {
     gn_msec_t       (*handshake_timeout)(gn_conn_t *c);
     void            (*tls_rejected)(gn_conn_t *c, const u_char *data,
                                     size_t len, size_t sent, size_t head);
+    gn_uint_t       (*alpn)(gn_conn_t *c, gn_srv_conf_t *sc,
+                            const gn_str_t **protos);
     gn_srv_conf_t  *(*log_server)(gn_conn_t *c);
     gn_str_t        busy;
 } gn_conn_proto_t;
@@ -124,9 +130,12 @@ struct gn_conn_s {
     size_t                   addr_len;
 
     /* the protocol's: called on every event (but while lingering), and
-     * once as the connection closes (gn_conn_close), with its state */
+     * once as the connection closes (gn_conn_close), with its state;
+     * on_drain, if set, when the child starts to drain and as it goes on
+     * (gn_conn_drain), instead of the closing of an idle connection */
     gn_conn_handler_pt       handler;
     gn_conn_handler_pt       on_close;
+    gn_conn_handler_pt       on_drain;
     void                    *data;
 
     u_char                  *buf;          /* read buffer, or NULL idle */

@@ -18,6 +18,7 @@
 #include <netinet/tcp.h>
 
 #include "http1.h"
+#include "http2.h"
 #include "http_core.h"
 #include "lookup.h"
 #include "http_response.h"
@@ -61,6 +62,8 @@ static void gn_http1_wait(gn_http_request_t *r);
 static void gn_http1_abort(gn_http_request_t *r);
 static gn_int_t gn_http_server_limits(gn_http_request_t *r);
 static gn_srv_conf_t *gn_http_log_server(gn_conn_t *c);
+static gn_uint_t gn_http_alpn(gn_conn_t *c, gn_srv_conf_t *sc,
+    const gn_str_t **protos);
 
 
 /* What HTTP/1 gives the transport: see conn.h. */
@@ -69,6 +72,7 @@ static const gn_conn_proto_t  gn_http_proto = {
     gn_http_tls_server,
     gn_http_handshake_timeout,
     gn_http_log_rejected,
+    gn_http_alpn,
     gn_http_log_server,
     gn_string("HTTP/1.1 503 Service Unavailable\r\n"
               "Server: gannet\r\n"
@@ -166,6 +170,15 @@ static void
 gn_http_init_conn(gn_conn_t *c)
 {
     gn_loc_conf_t  *lc = c->listen->default_srv->loc;
+#if (GN_HAVE_HTTP2)
+    gn_str_t        alpn;
+
+    alpn = gn_tls_alpn(c);
+    if (gn_str_eq(&alpn, "h2")) {
+        gn_http2_init_conn(c);
+        return;
+    }
+#endif
 
     if (gn_http_conn_get(c) == NULL) {
         gn_conn_close(c);
@@ -202,13 +215,42 @@ gn_http_handshake_timeout(gn_conn_t *c)
 
 
 /* The proto's log_server: the server block of c's request, else of
- * its listener. */
+ * its listener (and for HTTP/2, whose requests are many). */
 static gn_srv_conf_t *
 gn_http_log_server(gn_conn_t *c)
 {
     gn_http_conn_t  *hc = c->data;
 
+    if (c->handler != gn_http_conn_handler) {
+        return c->listen->default_srv;
+    }
+
     return hc != NULL && hc->r != NULL ? hc->r->srv : c->listen->default_srv;
+}
+
+
+/* The proto's alpn: h2 first where the server block has it on and its
+ * TLS settings allow only the suites RFC 9113 9.2 accepts. */
+static gn_uint_t
+gn_http_alpn(gn_conn_t *c, gn_srv_conf_t *sc, const gn_str_t **protos)
+{
+    static const gn_str_t  both[] = {
+        gn_string("h2"), gn_string("http/1.1")
+    };
+
+    (void) c;
+
+#if (GN_HAVE_HTTP2)
+    if (gn_http_conf(sc->loc)->http2 && gn_tls_srv_aead_pfs(sc)) {
+        *protos = both;
+        return 2;
+    }
+#else
+    (void) sc;
+#endif
+
+    *protos = &both[1];
+    return 1;
 }
 
 
@@ -488,6 +530,26 @@ gn_http_read(gn_conn_t *c)
 
     for ( ;; ) {
 
+#if (GN_HAVE_HTTP2)
+        /* "listen ... http2": a connection that starts with the HTTP/2
+         * preface is HTTP/2 (prior knowledge, RFC 9113 3.3) */
+        if (c->listen->http2 && hc->requests == 0 && c->tls == NULL
+            && c->buf_len > 0)
+        {
+            rc = gn_http2_preface(c->buf, c->buf_len);
+            if (rc == GN_OK) {
+                c->data = NULL;
+                c->on_close = NULL;
+                gn_free_list_push(&gn_http_conn_free, (u_char *) hc);
+                gn_http2_init_conn(c);
+                return;
+            }
+            if (rc == GN_AGAIN && c->buf_len < c->buf_size) {
+                goto more;
+            }
+        }
+#endif
+
         if (c->buf_len > hc->scan.pos) {
             rc = gn_http_parse_head_end(&hc->scan, c->buf, c->buf_len, &lim,
                                         &head_len);
@@ -502,6 +564,9 @@ gn_http_read(gn_conn_t *c)
             }
         }
 
+#if (GN_HAVE_HTTP2)
+    more:
+#endif
         if (!c->read_ready) {
             if (c->buf_len == 0 && c->state == GN_CONN_KEEPALIVE) {
                 gn_conn_buf_put(c);        /* idle: hold no buffer */
@@ -850,25 +915,11 @@ gn_http_write(gn_conn_t *c)
 }
 
 
-/* The request's access-log line and counts: once, at its end, whatever
- * the end. */
 static void
 gn_http_log(gn_http_request_t *r)
 {
-    r->logged = 1;
     r->conn_requests = gn_http_conn(r->c)->requests;
-    (void) gn_http_module_filters(r, GN_HTTP_FILTER_LOG);
-    gn_access_log_request(r);
-
-    if (gn_sb_me == NULL) {
-        return;
-    }
-
-    gn_sb_me->requests++;
-    gn_sb_me->bytes_out += (uint64_t) r->bytes_sent;
-    if (r->status >= 100 && r->status < 600) {
-        gn_sb_me->status[r->status / 100]++;
-    }
+    gn_http_core_log(r);
 }
 
 

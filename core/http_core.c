@@ -18,6 +18,8 @@
 #include "access.h"
 #include "tls.h"
 #include "log.h"
+#include "access_log.h"
+#include "scoreboard.h"
 
 
 /* The server for a request's Host, else the listener's default. */
@@ -245,4 +247,23 @@ gn_http_core_body_read(gn_http_request_t *r)
 {
     r->body_done = 1;
     gn_http_core_respond(r, gn_http_static_handler(r));
+}
+
+
+void
+gn_http_core_log(gn_http_request_t *r)
+{
+    r->logged = 1;
+    (void) gn_http_module_filters(r, GN_HTTP_FILTER_LOG);
+    gn_access_log_request(r);
+
+    if (gn_sb_me == NULL) {
+        return;
+    }
+
+    gn_sb_me->requests++;
+    gn_sb_me->bytes_out += (uint64_t) r->bytes_sent;
+    if (r->status >= 100 && r->status < 600) {
+        gn_sb_me->status[r->status / 100]++;
+    }
 }

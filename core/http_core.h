@@ -21,4 +21,8 @@ void gn_http_core_start(gn_http_request_t *r);
  * they set up the response, which is sent. */
 void gn_http_core_body_read(gn_http_request_t *r);
 
+/* The request's access-log line and counts (r->conn_requests set by its
+ * protocol): once, at its end, whatever the end. */
+void gn_http_core_log(gn_http_request_t *r);
+
 #endif /* GN_CORE_HTTP_CORE_H_INCLUDED */

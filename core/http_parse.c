@@ -391,6 +391,78 @@ gn_http_parse_head(gn_http_head_t *h, u_char *buf, size_t len,
 }
 
 
+gn_int_t
+gn_http_parse_h2(gn_http_head_t *h, const gn_str_t *method,
+    const gn_str_t *path, const gn_str_t *authority)
+{
+    u_char    *p, *end;
+    gn_uint_t  i;
+    gn_int_t   rc;
+
+    h->version = GN_HTTP_VERSION_20;
+    h->method_name = *method;
+    h->method = GN_HTTP_UNKNOWN;
+
+    for (i = 0; i < gn_nelems(gn_http_methods); i++) {
+        if (gn_str_cmp(method, &gn_http_methods[i].name) == 0) {
+            h->method = gn_http_methods[i].method;
+            break;
+        }
+    }
+
+    h->target = *path;
+    p = path->data;
+    end = p + path->len;
+
+    for ( /* void */ ; p < end; p++) {
+        if (*p < 0x21 || *p > 0x7e || *p == '#') {
+            h->err = "invalid character in :path";
+            return 400;
+        }
+    }
+
+    p = path->data;
+
+    if (h->method == GN_HTTP_CONNECT) {
+        h->err = "CONNECT over HTTP/2";        /* not a proxy */
+        return 405;
+    }
+
+    if (path->len == 1 && *p == '*' && h->method == GN_HTTP_OPTIONS) {
+        h->path = *path;
+
+    } else if (path->len > 0 && *p == '/') {
+        gn_http_split_query(h, p, end);
+
+    } else {
+        h->err = "invalid :path";
+        return 400;
+    }
+
+    if (authority->len > 0) {
+        if (gn_http_valid_host(authority->data, authority->len) != GN_OK) {
+            h->err = "invalid :authority";
+            return 400;
+        }
+        h->abs_host = *authority;
+    }
+
+    rc = gn_http_process_fields(h);
+    if (rc != GN_OK) {
+        return rc;
+    }
+
+    if (h->host.len == 0) {
+        h->err = "missing :authority and Host";
+        return 400;
+    }
+
+    h->keepalive = 1;               /* the stream ends, not the connection */
+
+    return GN_OK;
+}
+
+
 /* request-line = method SP request-target SP HTTP-version (RFC 9112 3) */
 
 static gn_int_t

@@ -32,6 +32,7 @@
 
 #define GN_HTTP_VERSION_10  1000
 #define GN_HTTP_VERSION_11  1001
+#define GN_HTTP_VERSION_20  2000
 
 
 typedef struct {
@@ -63,7 +64,7 @@ typedef struct {
     gn_str_t           query;           /* after '?', without it; may be empty */
     gn_uint_t          has_query;       /* a '?' was present */
     gn_str_t           abs_host;        /* host[:port] of an absolute-form */
-    gn_uint_t          version;         /* GN_HTTP_VERSION_10 or _11 */
+    gn_uint_t          version;         /* GN_HTTP_VERSION_10, _11, _20 */
 
     /* header fields, in order; points into the head buffer */
     gn_http_header_t  *headers;
@@ -119,6 +120,20 @@ gn_int_t gn_http_parse_head_end(gn_http_scan_t *s, const u_char *buf,
  */
 gn_int_t gn_http_parse_head(gn_http_head_t *h, u_char *buf, size_t len,
     const gn_http_limits_t *lim, gn_http_header_t *hdrs, size_t max);
+
+/*
+ * An HTTP/2 request (RFC 9113 8.3): its pseudo-header fields and the
+ * header fields already in h->headers[0..h->nheaders) (h otherwise
+ * zeroed, content_length -1), which the framing layer checked as RFC
+ * 9113 8.2 asks (lower-case names, no connection-specific fields, the
+ * pseudo-headers present once each). Gives h what gn_http_parse_head()
+ * gives an HTTP/1.1 head (version GN_HTTP_VERSION_20, the host from
+ * :authority, else Host): GN_OK or the status of gn_http_parse_head()
+ * with h->err set (400: a target not in origin form, an invalid
+ * authority or Host, neither of them, an invalid Content-Length).
+ */
+gn_int_t gn_http_parse_h2(gn_http_head_t *h, const gn_str_t *method,
+    const gn_str_t *path, const gn_str_t *authority);
 
 /* Finds a header by name (case-insensitive); NULL when absent. */
 gn_http_header_t *gn_http_header_find(const gn_http_head_t *h,

@@ -42,6 +42,16 @@ static const gn_conf_cmd_t  gn_http_commands[] = {
     { gn_string("server_tokens"), GN_CONF_ANY | GN_CONF_FLAG,
       gn_conf_set_flag_slot, GN_CONF_LOC_CONF, gn_http_offset(server_tokens),
       NULL, "off" },
+#if (GN_HAVE_HTTP2)
+    { gn_string("http2"), GN_CONF_MAIN | GN_CONF_SRV | GN_CONF_FLAG,
+      gn_conf_set_flag_slot, GN_CONF_LOC_CONF, gn_http_offset(http2),
+      NULL, "on" },
+    { gn_string("http2_max_concurrent_streams"),
+      GN_CONF_MAIN | GN_CONF_SRV | GN_CONF_TAKE1,
+      gn_conf_set_num_slot, GN_CONF_LOC_CONF,
+      gn_http_offset(http2_max_concurrent_streams), &gn_conf_num_min_1,
+      "128" },
+#endif
     gn_conf_null_cmd
 };
 

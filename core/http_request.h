@@ -178,7 +178,8 @@ gn_int_t gn_http_add_file(gn_http_request_t *r, int fd, off_t off,
     off_t len);
 
 /* The "http" feature's part of a level (feature.h): keepalive_*,
- * client_*_timeout, send_timeout, client_max_*, server_tokens. */
+ * client_*_timeout, send_timeout, client_max_*, server_tokens, http2*
+ * (HTTP/2 builds only: 0 otherwise). */
 typedef struct {
     gn_msec_t            keepalive_timeout;
     gn_int_t             keepalive_requests;
@@ -190,6 +191,8 @@ typedef struct {
     gn_int_t             client_max_headers;
     size_t               client_max_body_size;
     gn_flag_t            server_tokens;
+    gn_flag_t            http2;            /* offered by ALPN */
+    gn_int_t             http2_max_concurrent_streams;
 } gn_http_conf_t;
 
 #define gn_http_conf(lc)    ((gn_http_conf_t *) (lc)->conf[GN_FEATURE_HTTP])

@@ -213,6 +213,7 @@ gn_listen_build(gn_cycle_t *cycle, char *err, size_t errlen)
                 ls->deferred_off = 0;
                 ls->default_srv = NULL;
                 ls->tls = 0;
+                ls->http2 = 0;
                 if (gn_listen_text(ls, cycle->pool) == 0) {
                     snprintf(err, errlen, "out of memory");
                     return GN_ERROR;
@@ -230,6 +231,7 @@ gn_listen_build(gn_cycle_t *cycle, char *err, size_t errlen)
                 return GN_ERROR;
             }
             ls->tls = lo[j].tls;
+            ls->http2 |= lo[j].http2;    /* as nginx: any server's says */
 
             /* deferred by default; "deferred=off" from any server on the
              * address turns it off (it wants silent connections at once),
@@ -475,6 +477,17 @@ gn_listen_directive(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
             continue;
         }
 
+        if (gn_str_eq(&value[i], "http2")) {
+#if (GN_HAVE_HTTP2)
+            lo->http2 = 1;
+            continue;
+#else
+            gn_conf_error(cf, "\"http2\" in \"listen\": this gannet was "
+                          "built without HTTP/2 (configure --without-http2)");
+            return GN_CONF_ERROR;
+#endif
+        }
+
         if (gn_str_eq(&value[i], "deferred")
             || gn_str_eq(&value[i], "deferred=on"))
         {
@@ -500,8 +513,9 @@ gn_listen_directive(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
         }
 
         gn_conf_error(cf, "invalid parameter \"%.*s\" in \"listen\" "
-                      "directive, expected \"tls\", \"default_server\", "
-                      "\"deferred\", \"deferred=off\" or \"backlog=N\"",
+                      "directive, expected \"tls\", \"http2\", "
+                      "\"default_server\", \"deferred\", \"deferred=off\" "
+                      "or \"backlog=N\"",
                       GN_STR_ARG(&value[i]));
         return GN_CONF_ERROR;
     }

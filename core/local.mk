@@ -26,7 +26,7 @@ noinst_LTLIBRARIES += %reldir%/libgncore.la
     %reldir%/http_parse.c %reldir%/http_parse.h \
     %reldir%/http_request.c %reldir%/http_request.h \
     %reldir%/http_core.c %reldir%/http_core.h \
-    %reldir%/http1.c %reldir%/http1.h \
+    %reldir%/http1.c %reldir%/http1.h %reldir%/http2.h \
     %reldir%/http_response.c %reldir%/http_response.h \
     %reldir%/http_static.c %reldir%/http_static.h \
     %reldir%/http_file.c %reldir%/http_file.h \
@@ -44,9 +44,16 @@ noinst_LTLIBRARIES += %reldir%/libgncore.la
     %reldir%/rewrite.c %reldir%/rewrite.h \
     %reldir%/access.c %reldir%/access.h \
     %reldir%/auth_basic.c %reldir%/auth_basic.h
-%canon_reldir%_libgncore_la_CFLAGS = $(AM_CFLAGS) $(GNUTLS_CFLAGS) $(PCRE2_CFLAGS)
-%canon_reldir%_libgncore_la_LIBADD = $(GNUTLS_LIBS) $(PCRE2_LIBS)
+if GN_HTTP2
+%canon_reldir%_libgncore_la_SOURCES += %reldir%/http2.c
+endif
+%canon_reldir%_libgncore_la_CFLAGS = $(AM_CFLAGS) $(GNUTLS_CFLAGS) \
+    $(PCRE2_CFLAGS) $(NGHTTP2_CFLAGS)
+%canon_reldir%_libgncore_la_LIBADD = $(GNUTLS_LIBS) $(PCRE2_LIBS) \
+    $(NGHTTP2_LIBS)
 
 sbin_PROGRAMS += %reldir%/gannet
 %canon_reldir%_gannet_SOURCES = %reldir%/main.c
+%canon_reldir%_gannet_CFLAGS = $(AM_CFLAGS) $(GNUTLS_CFLAGS) $(PCRE2_CFLAGS) \
+    $(NGHTTP2_CFLAGS)
 %canon_reldir%_gannet_LDADD = %reldir%/libgncore.la $(LIBS)

@@ -12,6 +12,9 @@
 #include <gnutls/gnutls.h>
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
+#if (GN_HAVE_HTTP2)
+#include <nghttp2/nghttp2.h>
+#endif
 
 #include "cycle.h"
 #include "log.h"
@@ -154,6 +157,12 @@ gn_show_version(gn_uint_t full)
     printf("built with GnuTLS %s (running %s), PCRE2 %d.%d\n",
            GNUTLS_VERSION, gnutls_check_version(NULL), PCRE2_MAJOR,
            PCRE2_MINOR);
+#if (GN_HAVE_HTTP2)
+    printf("built with HTTP/2: libnghttp2 %s (running %s)\n",
+           NGHTTP2_VERSION, nghttp2_version(0)->version_str);
+#else
+    printf("built without HTTP/2\n");
+#endif
 #ifdef GN_ASAN
     printf("built with AddressSanitizer\n");
 #endif

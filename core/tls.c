@@ -66,6 +66,7 @@ typedef struct {
     uint16_t                           gcode[GN_TLS_GROUPS];
     gn_uint_t                          ngroups;
     gn_uint_t                          tickets;
+    gn_uint_t                          aead_pfs;   /* see tls.h */
     gn_srv_conf_t                     *srv;
 } gn_tls_srv_t;
 
@@ -87,6 +88,7 @@ typedef struct {
     gnutls_session_t  session;
     gn_tls_listen_t  *lctx;
     gn_srv_conf_t    *sni_srv;      /* chosen by SNI, or NULL */
+    gn_srv_conf_t    *hello_srv;    /* ... as the ClientHello came in */
     size_t            out_len;      /* plaintext of the record being
                                        sent (GnuTLS holds it), 0: none */
     u_char           *in;           /* read-ahead, held while not empty */
@@ -297,6 +299,46 @@ gn_tls_group_prios(gn_pool_t *pool, gn_tls_srv_t *ts, const char *prio,
 }
 
 
+/* Whether every cipher suite prio allows is one RFC 9113 9.2 lets
+ * HTTP/2 run on: TLS 1.3's, or TLS 1.2's with an AEAD cipher and an
+ * ephemeral (EC)DHE key exchange. */
+static gn_uint_t
+gn_tls_prio_aead_pfs(gnutls_priority_t prio)
+{
+    gnutls_kx_algorithm_t       kx;
+    gnutls_cipher_algorithm_t   cipher;
+    gnutls_mac_algorithm_t      mac;
+    gnutls_protocol_t           min;
+    unsigned int                i, idx;
+    unsigned char               id[2];
+    int                         rc;
+
+    for (i = 0; /* void */; i++) {
+        rc = gnutls_priority_get_cipher_suite_index(prio, i, &idx);
+        if (rc == GNUTLS_E_REQUESTED_DATA_NOT_AVAILABLE) {
+            return 1;
+        }
+        if (rc != GNUTLS_E_SUCCESS) {
+            continue;                   /* not available: skipped */
+        }
+        if (gnutls_cipher_suite_info(idx, id, &kx, &cipher, &mac, &min)
+            == NULL)
+        {
+            return 0;
+        }
+        if (min >= GNUTLS_TLS1_3) {
+            continue;
+        }
+        if (mac != GNUTLS_MAC_AEAD
+            || (kx != GNUTLS_KX_ECDHE_RSA && kx != GNUTLS_KX_ECDHE_ECDSA
+                && kx != GNUTLS_KX_DHE_RSA && kx != GNUTLS_KX_DHE_DSS))
+        {
+            return 0;
+        }
+    }
+}
+
+
 static gn_int_t
 gn_tls_priority(gn_pool_t *pool, gn_srv_conf_t *sc, gn_tls_srv_t *ts,
     char *err, size_t errlen)
@@ -405,6 +447,8 @@ gn_tls_srv_create(gn_cycle_t *cycle, gn_srv_conf_t *sc, char *err,
     if (gn_tls_priority(cycle->pool, sc, ts, err, errlen) != GN_OK) {
         return GN_ERROR;
     }
+
+    ts->aead_pfs = gn_tls_prio_aead_pfs(ts->prio);
 
     sc->tls = ts;
     return GN_OK;
@@ -745,13 +789,30 @@ gn_tls_db_remove(void *ptr, gnutls_datum_t key)
 
 /* ---- handshake (children) -------------------------------------------- */
 
-/* The groups of the client's TLS 1.3 key shares (extension 51). */
+static int gn_tls_alpn_set(gn_conn_t *c, gn_srv_conf_t *sc);
+
+
+/* What we look at in a ClientHello before GnuTLS does: the groups of
+ * the client's TLS 1.3 key shares (extension 51), and the name it asks
+ * for (server_name, extension 0), whose server block says which
+ * protocols ALPN offers -- GnuTLS reads ALPN before the post-hello
+ * function, too early for the SNI it reports there. */
 static int
-gn_tls_ext_key_share(void *ctx, unsigned int tls_id, const unsigned char *d,
+gn_tls_ext_hello(void *ctx, unsigned int tls_id, const unsigned char *d,
     unsigned int size)
 {
-    gn_tls_conn_t  *t = ctx;
+    gn_conn_t      *c = ctx;
+    gn_tls_conn_t  *t = c->tls;
     unsigned int    len, klen;
+
+    if (tls_id == 0 && size >= 5 && d[2] == 0) {
+        /* server_name_list: length, then type 0 (host_name), length */
+        len = (unsigned int) d[3] << 8 | d[4];
+        if (len > 0 && len <= size - 5) {
+            t->hello_srv = c->listen->proto->tls_server(c, d + 5, len);
+        }
+        return 0;
+    }
 
     if (tls_id != 51 || size < 2) {
         return 0;
@@ -774,7 +835,8 @@ gn_tls_ext_key_share(void *ctx, unsigned int tls_id, const unsigned char *d,
 }
 
 
-/* Before GnuTLS reads a ClientHello: note its key shares. */
+/* Before GnuTLS reads a ClientHello: note its key shares, and offer by
+ * ALPN what the server block it names has. */
 static int
 gn_tls_client_hello_hook(gnutls_session_t session, unsigned int htype,
     unsigned int when, unsigned int incoming, const gnutls_datum_t *msg)
@@ -784,10 +846,16 @@ gn_tls_client_hello_hook(gnutls_session_t session, unsigned int htype,
 
     (void) when;
     t->nshares = 0;
+    t->hello_srv = NULL;
     if (htype == GNUTLS_HANDSHAKE_CLIENT_HELLO && incoming) {
         /* a malformed hello is GnuTLS's to refuse */
-        (void) gnutls_ext_raw_parse(t, gn_tls_ext_key_share, msg,
+        (void) gnutls_ext_raw_parse(c, gn_tls_ext_hello, msg,
                                     GNUTLS_EXT_RAW_FLAG_TLS_CLIENT_HELLO);
+        if (t->hello_srv != NULL && t->hello_srv != c->listen->default_srv
+            && gn_tls_alpn_set(c, t->hello_srv) != 0)
+        {
+            return GNUTLS_E_INTERNAL_ERROR;
+        }
     }
     return 0;
 }
@@ -809,6 +877,34 @@ gn_tls_group_prio(gn_tls_srv_t *ts, gn_tls_conn_t *t)
         }
     }
     return ts->prio;
+}
+
+
+/* The protocols ALPN offers for server block sc, the protocol's
+ * choice, the first one preferred. */
+static int
+gn_tls_alpn_set(gn_conn_t *c, gn_srv_conf_t *sc)
+{
+    gn_tls_conn_t   *t = c->tls;
+    const gn_str_t  *protos;
+    gnutls_datum_t   d[4];
+    gn_uint_t        i, n;
+
+    n = c->listen->proto->alpn(c, sc, &protos);
+
+    for (i = 0; i < n && i < 4; i++) {
+        d[i].data = protos[i].data;
+        d[i].size = (unsigned int) protos[i].len;
+    }
+
+    if (gnutls_alpn_set_protocols(t->session, d, (unsigned) i,
+                                  GNUTLS_ALPN_SERVER_PRECEDENCE)
+        != GNUTLS_E_SUCCESS)
+    {
+        return GNUTLS_E_INTERNAL_ERROR;
+    }
+
+    return 0;
 }
 
 
@@ -870,7 +966,6 @@ gn_tls_tickets_on(gn_conn_t *c)
 static gn_int_t
 gn_tls_session_create(gn_conn_t *c)
 {
-    static const gnutls_datum_t  h11 = { (u_char *) "http/1.1", 8 };
     gn_tls_listen_t             *lctx = c->listen->tls_ctx;
     gn_tls_cycle_t              *tc = gn_cycle->tls;
     gn_tls_srv_t                *ts = c->listen->default_srv->tls;
@@ -914,8 +1009,9 @@ gn_tls_session_create(gn_conn_t *c)
                                        gn_tls_client_hello_hook);
     gnutls_handshake_set_post_client_hello_function(s,
                                                     gn_tls_post_client_hello);
-    (void) gnutls_alpn_set_protocols(s, &h11, 1,
-                                     GNUTLS_ALPN_SERVER_PRECEDENCE);
+    if (gn_tls_alpn_set(c, c->listen->default_srv) != 0) {
+        return GN_ERROR;
+    }
 
     /* the same expiration everywhere: ticket keys derive from it */
     gnutls_db_set_cache_expiration(s, (int) tc->timeout);
@@ -1207,6 +1303,34 @@ gn_tls_sni_server(gn_conn_t *c)
     gn_tls_conn_t  *t = c->tls;
 
     return t != NULL ? t->sni_srv : NULL;
+}
+
+
+gn_uint_t
+gn_tls_srv_aead_pfs(gn_srv_conf_t *sc)
+{
+    gn_tls_srv_t  *ts = sc->tls;
+
+    return ts != NULL && ts->aead_pfs;
+}
+
+
+gn_str_t
+gn_tls_alpn(gn_conn_t *c)
+{
+    gn_tls_conn_t   *t = c->tls;
+    gnutls_datum_t   d;
+    gn_str_t         v = { 0, NULL };
+
+    if (t != NULL
+        && gnutls_alpn_get_selected_protocol(t->session, &d)
+           == GNUTLS_E_SUCCESS)
+    {
+        v.data = d.data;
+        v.len = d.size;
+    }
+
+    return v;
 }
 
 

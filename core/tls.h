@@ -64,6 +64,14 @@ extern const gn_conn_layer_t  gn_tls_layer;
 /* The server block SNI chose (NULL: none sent or not TLS). */
 gn_srv_conf_t *gn_tls_sni_server(gn_conn_t *c);
 
+/* Whether every cipher suite server block sc's TLS settings allow is
+ * one RFC 9113 9.2 lets HTTP/2 use (TLS 1.3, or 1.2 with AEAD and
+ * (EC)DHE): a protocol offers h2 through ALPN only then. */
+gn_uint_t gn_tls_srv_aead_pfs(gn_srv_conf_t *sc);
+
+/* The protocol ALPN chose for c (empty: none, or not TLS). */
+gn_str_t gn_tls_alpn(gn_conn_t *c);
+
 /* For the access log and the API: empty strings on a plain connection
  * (and for an SNI the client did not send). */
 void gn_tls_conn_info(gn_conn_t *c, gn_str_t *protocol, gn_str_t *cipher,

@@ -20,7 +20,8 @@ AM_TESTS_ENVIRONMENT = \
     GN_TMODDIR='$(abs_top_builddir)/t/modules/.libs'; export GN_TMODDIR; \
     GN_BUILDDIR='$(abs_top_builddir)'; \
     GN_SRCDIR='$(abs_top_srcdir)'; \
-    export GN_BIN GN_BUILDDIR GN_SRCDIR;
+    GN_HTTP2='$(GN_WITH_HTTP2)'; \
+    export GN_BIN GN_BUILDDIR GN_SRCDIR GN_HTTP2;
 
 GN_UNIT_TESTS = \
     %reldir%/unit/test_pool \
@@ -170,7 +171,8 @@ GN_INTEG_TESTS = \
     %reldir%/integ/82-status-totals.t \
     %reldir%/integ/83-rlimit-nofile.t \
     %reldir%/integ/84-log-not-found.t \
-    %reldir%/integ/85-layering.t
+    %reldir%/integ/85-layering.t \
+    %reldir%/integ/90-http2.t
 
 # Test certificates (a CA, ECDSA and RSA server certificates), made at
 # `make check` time: no private key is committed.
@@ -189,7 +191,7 @@ GN_ABI_TESTS = %reldir%/abi-check.sh
 
 TESTS += $(GN_UNIT_TESTS) $(GN_INTEG_TESTS) $(GN_ABI_TESTS)
 EXTRA_DIST += $(GN_INTEG_TESTS) %reldir%/lib/GnTest.pm %reldir%/lib/GnTLS.pm \
-    %reldir%/lib/GnLoad.pm %reldir%/lib/tlsraw.py \
+    %reldir%/lib/GnLoad.pm %reldir%/lib/tlsraw.py %reldir%/lib/h2raw.py \
     %reldir%/README.md %reldir%/valgrind.supp \
     %reldir%/mkcerts.sh %reldir%/include-graph.pl
 

@@ -290,7 +290,7 @@ struct gn_api_s {
     gn_str_t    (*uri)(gn_request_t *r);         /* decoded, normalised */
     gn_str_t    (*query)(gn_request_t *r);       /* without '?' */
     gn_str_t    (*request_uri)(gn_request_t *r); /* as received */
-    int         (*http_version)(gn_request_t *r); /* 10 or 11 */
+    int         (*http_version)(gn_request_t *r); /* 10, 11 or 20 */
     /* First header of that name (case-insensitive); len 0 if absent. */
     gn_str_t    (*header)(gn_request_t *r, const char *name);
     /* Iterates the headers: *i starts at 0; returns 0 at the end. */

@@ -278,7 +278,8 @@ my @bad_lines = (
       'invalid backlog "many" in "listen" directive', 5 ],
     [ 'listen-param', 0, [ 'listen 127.0.0.1:8080 fast;' ],
       'invalid parameter "fast" in "listen" directive, expected "tls", '
-      . '"default_server", "deferred", "deferred=off" or "backlog=N"', 5 ],
+      . '"http2", "default_server", "deferred", "deferred=off" or '
+      . '"backlog=N"', 5 ],
     [ 'chroot-root', 1, [ 'chroot /;' ],
       '"chroot /" changes nothing; remove it', 3 ],
     [ 'types-line', 0, [ 'types { text/html; }' ],

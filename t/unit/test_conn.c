@@ -103,7 +103,7 @@ t_init_conn(gn_conn_t *c)
 
 
 static const gn_conn_proto_t  t_proto = {
-    t_init_conn, NULL, NULL, NULL, NULL, gn_string("busy\n")
+    t_init_conn, NULL, NULL, NULL, NULL, NULL, gn_string("busy\n")
 };
 
 

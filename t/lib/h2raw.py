@@ -1,0 +1,290 @@
+#!/usr/bin/python3
+"""Raw HTTP/2 frames for the tests (t/integ/9*-http2*.t): sends what a
+case says, valid or not, and prints what the server answered, one event
+per line:
+
+    STATUS <stream> <code>          a response head
+    DATA <stream> <bytes>           body bytes of a stream (summed)
+    END <stream>                    its END_STREAM
+    RST <stream> <error name>       RST_STREAM
+    GOAWAY <last stream> <error>    GOAWAY
+    CLOSED                          the server closed the connection
+    TIMEOUT                         nothing more within the time limit
+
+Usage: h2raw.py [--tls] [--host H] PORT CASE [ARG]
+Cases are the functions named case_*; each sends its frames and then,
+where it makes sense, a valid request on the next stream, so that a test
+sees whether the connection survived a stream error.
+"""
+
+import socket
+import ssl
+import sys
+import time
+
+import hpack
+from hyperframe.frame import (ContinuationFrame, DataFrame, Frame,
+                              GoAwayFrame, HeadersFrame, PingFrame,
+                              PriorityFrame, RstStreamFrame, SettingsFrame,
+                              WindowUpdateFrame)
+
+PREFACE = b'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'
+ERRORS = ['NO_ERROR', 'PROTOCOL_ERROR', 'INTERNAL_ERROR',
+          'FLOW_CONTROL_ERROR', 'SETTINGS_TIMEOUT', 'STREAM_CLOSED',
+          'FRAME_SIZE_ERROR', 'REFUSED_STREAM', 'CANCEL', 'COMPRESSION_ERROR',
+          'CONNECT_ERROR', 'ENHANCE_YOUR_CALM', 'INADEQUATE_SECURITY',
+          'HTTP_1_1_REQUIRED']
+
+
+def err_name(code):
+    return ERRORS[code] if code < len(ERRORS) else str(code)
+
+
+class Conn:
+    def __init__(self, port, tls, host):
+        s = socket.create_connection((host, port), timeout=10)
+        if tls:
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+            ctx.check_hostname = False
+            ctx.verify_mode = ssl.CERT_NONE
+            ctx.set_alpn_protocols(['h2'])
+            s = ctx.wrap_socket(s, server_hostname='localhost')
+        self.s = s
+        self.enc = hpack.Encoder()
+        self.dec = hpack.Decoder()
+        self.buf = b''
+        self.data = {}
+        self.out = []
+        self.closed = False
+
+    def send(self, *frames):
+        for f in frames:
+            self.s.sendall(f if isinstance(f, bytes) else f.serialize())
+
+    def start(self, settings=None):
+        self.send(PREFACE, SettingsFrame(0, settings=settings or {}))
+
+    def headers(self, sid, fields, end=True, raw=False):
+        block = self.enc.encode(fields) if not raw else fields
+        f = HeadersFrame(sid, block)
+        f.flags.add('END_HEADERS')
+        if end:
+            f.flags.add('END_STREAM')
+        return f
+
+    def get(self, sid, path='/index.html', extra=(), end=True):
+        return self.headers(sid, [(':method', 'GET'), (':scheme', 'http'),
+                                  (':authority', 'localhost'),
+                                  (':path', path)] + list(extra), end)
+
+    def emit(self, line):
+        print(line, flush=True)
+        self.out.append(line)
+
+    def read(self, until, timeout=5.0):
+        """Reads frames, printing events, until until(line) is true for
+        an event, the connection closes, or the time is up."""
+        end = time.time() + timeout
+        while True:
+            while len(self.buf) >= 9:
+                f, length = Frame.parse_frame_header(self.buf[:9])
+                if len(self.buf) < 9 + length:
+                    break
+                f.parse_body(memoryview(self.buf[9:9 + length]))
+                self.buf = self.buf[9 + length:]
+                for line in self.event(f):
+                    self.emit(line)
+                    if until(line):
+                        return line
+            left = end - time.time()
+            if left <= 0:
+                self.emit('TIMEOUT')
+                return 'TIMEOUT'
+            self.s.settimeout(left)
+            try:
+                chunk = self.s.recv(65536)
+            except socket.timeout:
+                self.emit('TIMEOUT')
+                return 'TIMEOUT'
+            except (ConnectionResetError, ssl.SSLError, OSError):
+                chunk = b''
+            if not chunk:
+                self.closed = True
+                self.emit('CLOSED')
+                return 'CLOSED'
+            self.buf += chunk
+
+    def event(self, f):
+        if isinstance(f, SettingsFrame):
+            if 'ACK' not in f.flags:
+                self.send(SettingsFrame(0, flags=['ACK']))
+            return []
+        if isinstance(f, PingFrame):
+            return []
+        if isinstance(f, HeadersFrame):
+            lines = []
+            for k, v in self.dec.decode(f.data):
+                if k == ':status':
+                    lines.append('STATUS %d %s' % (f.stream_id, v))
+            if 'END_STREAM' in f.flags:
+                lines.append('END %d' % f.stream_id)
+            return lines
+        if isinstance(f, DataFrame):
+            self.data[f.stream_id] = self.data.get(f.stream_id, 0) \
+                + len(f.data)
+            if f.flow_controlled_length:
+                self.send(WindowUpdateFrame(0, f.flow_controlled_length),
+                          WindowUpdateFrame(f.stream_id,
+                                            f.flow_controlled_length))
+            if 'END_STREAM' in f.flags:
+                return ['DATA %d %d' % (f.stream_id, self.data[f.stream_id]),
+                        'END %d' % f.stream_id]
+            return []
+        if isinstance(f, RstStreamFrame):
+            return ['RST %d %s' % (f.stream_id, err_name(f.error_code))]
+        if isinstance(f, GoAwayFrame):
+            return ['GOAWAY %d %s' % (f.last_stream_id,
+                                      err_name(f.error_code))]
+        return []
+
+
+def ends(sid):
+    return lambda l: (l == 'END %d' % sid or l.startswith('RST %d ' % sid)
+                      or l.startswith('GOAWAY'))
+
+
+def goaway(l):
+    return l.startswith('GOAWAY')
+
+
+def then_ok(c, sid):
+    """A valid request on stream sid: the connection still serves."""
+    c.send(c.get(sid))
+    c.read(ends(sid))
+
+
+# ---- cases -----------------------------------------------------------------
+
+def case_get(c, arg):
+    c.send(c.get(1, arg or '/index.html'))
+    c.read(ends(1))
+
+
+def case_bad_preface(c, arg):
+    c.send(b'PRI * HTTP/2.0\r\n\r\nXX\r\n\r\n', SettingsFrame(0))
+    c.read(lambda l: False, 3)
+
+
+def case_closed_stream(c, arg):
+    c.send(c.get(1))
+    c.read(ends(1))
+    c.send(DataFrame(1, b'late', flags=['END_STREAM']))
+    c.read(lambda l: l.startswith('RST 1') or goaway(l), 3)
+    if not c.closed and not any(goaway(l) for l in c.out):
+        then_ok(c, 3)
+
+
+def bad_headers(c, fields):
+    c.send(c.headers(1, [(':method', 'GET'), (':scheme', 'http'),
+                         (':authority', 'localhost')] + fields))
+    c.read(ends(1))
+    if not c.closed and not any(goaway(l) for l in c.out):
+        then_ok(c, 3)
+
+
+def case_pseudo_unknown(c, arg):
+    bad_headers(c, [(':path', '/index.html'), (':foo', 'bar')])
+
+
+def case_pseudo_after(c, arg):
+    bad_headers(c, [('accept', '*/*'), (':path', '/index.html')])
+
+
+def case_pseudo_missing(c, arg):
+    bad_headers(c, [])
+
+
+def case_uppercase(c, arg):
+    bad_headers(c, [(':path', '/index.html'), ('Accept', '*/*')])
+
+
+def case_connection(c, arg):
+    bad_headers(c, [(':path', '/index.html'), ('connection', 'keep-alive')])
+
+
+def case_transfer_encoding(c, arg):
+    bad_headers(c, [(':path', '/index.html'),
+                    ('transfer-encoding', 'chunked')])
+
+
+def case_te_gzip(c, arg):
+    bad_headers(c, [(':path', '/index.html'), ('te', 'gzip')])
+
+
+def case_te_trailers(c, arg):
+    bad_headers(c, [(':path', '/index.html'), ('te', 'trailers')])
+
+
+def case_content_length(c, arg):
+    c.send(c.headers(1, [(':method', 'POST'), (':scheme', 'http'),
+                         (':authority', 'localhost'), (':path', arg or '/'),
+                         ('content-length', '10')], end=False),
+           DataFrame(1, b'12345', flags=['END_STREAM']))
+    c.read(ends(1))
+    if not c.closed and not any(goaway(l) for l in c.out):
+        then_ok(c, 3)
+
+
+def case_window_overflow(c, arg):
+    c.send(WindowUpdateFrame(0, 0x7fffffff))
+    c.read(goaway, 3)
+
+
+def case_settings_push(c, arg):
+    c.send(SettingsFrame(0, settings={SettingsFrame.ENABLE_PUSH: 2}))
+    c.read(goaway, 3)
+
+
+def case_settings_window(c, arg):
+    c.send(SettingsFrame(0, settings={SettingsFrame.INITIAL_WINDOW_SIZE:
+                                      0x80000000}))
+    c.read(goaway, 3)
+
+
+def case_streams(c, arg, path='/index.html'):
+    """arg requests for path at once on one connection."""
+    n = int(arg or 10)
+    for i in range(n):
+        c.send(c.get(1 + 2 * i, path))
+    last = 1 + 2 * (n - 1)
+    done = set()
+
+    def all_done(l):
+        p = l.split()
+        if p[0] in ('END', 'RST'):
+            done.add(int(p[1]))
+        return len(done) == n or goaway(l)
+    c.read(all_done, 10)
+
+
+def main():
+    args = sys.argv[1:]
+    tls = False
+    host = '127.0.0.1'
+    settings = None
+    while args and args[0].startswith('--'):
+        opt = args.pop(0)
+        if opt == '--tls':
+            tls = True
+        elif opt == '--host':
+            host = args.pop(0)
+    port, case = int(args[0]), args[1].replace('-', '_')
+    c = Conn(port, tls, host)
+    if case != 'bad_preface':
+        c.start(settings)
+    globals()['case_' + case](c, *(args[2:] or [None]))
+    c.s.close()
+
+
+if __name__ == '__main__':
+    main()
