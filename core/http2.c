@@ -42,9 +42,13 @@
 #define GN_H2_DATA_MAX      (16384 - 9) /* frame + head = one TLS record */
 #define GN_H2_WINDOW        (1024 * 1024) /* the connection's receive
                                              window */
-#define GN_H2_GLITCHES      1000        /* frames that carry no request */
 
 static const char  gn_h2_preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+/* The scoreboard's HTTP/2 numbers (scoreboard.h). */
+#define gn_h2_sb(field, n)                                                    \
+    do { if (gn_sb_me != NULL) { gn_sb_me->field += (uint64_t) (n); } }     \
+    while (0)
 
 
 typedef struct gn_h2_conn_s    gn_h2_conn_t;
@@ -103,6 +107,7 @@ struct gn_h2_conn_s {
     gn_h2_stream_t      *closed;        /* closed by nghttp2, to reap */
     gn_uint_t            nstreams;
     gn_uint_t            requests;      /* streams begun */
+    gn_uint_t            timer_requests;  /* ... when the timer was set */
     gn_uint_t            glitches;
 
     u_char              *out;           /* bytes to write */
@@ -111,14 +116,15 @@ struct gn_h2_conn_s {
     size_t               out_cap;
 
     gn_timer_t           post;          /* flush from the event loop */
-    gn_msec_t            drain_since;
+    gn_msec_t            drain_since;   /* the child drains since */
 
     unsigned             in_handler:1;  /* the event handler is running */
     unsigned             wouldblock:1;  /* a DATA frame waits for room */
     unsigned             blocked:1;     /* the socket is full */
-    unsigned             notice:1;      /* the shutdown notice is out */
     unsigned             goaway:1;      /* the last GOAWAY is out */
     unsigned             closing:1;     /* terminated: close once out */
+    unsigned             calm:1;        /* ENHANCE_YOUR_CALM, counted */
+    unsigned             counted:1;     /* in the scoreboard's h2_open */
 };
 
 
@@ -267,9 +273,11 @@ gn_h2_set_timer(gn_h2_conn_t *h2)
         }
     }
 
-    if (c->state != state) {
+    /* a stream that came and went since: the idle time starts again */
+    if (c->state != state || h2->requests != h2->timer_requests) {
         c->state = state;
         c->state_since = gn_current_msec;
+        h2->timer_requests = h2->requests;
         if (t) {
             gn_timer_set(&c->timer, t);
         } else {
@@ -466,12 +474,13 @@ gn_h2_read(gn_h2_conn_t *h2)
                              "HTTP/2: %s", nghttp2_strerror((int) rv));
                 c->log.action = NULL;
                 if (rv == NGHTTP2_ERR_BAD_CLIENT_MAGIC
-                    || rv == NGHTTP2_ERR_FLOODED)
+                    || rv == NGHTTP2_ERR_FLOODED
+                    || rv == NGHTTP2_ERR_TOO_MANY_CONTINUATIONS)
                 {
                     (void) nghttp2_session_terminate_session(h2->session,
-                                 rv == NGHTTP2_ERR_FLOODED
-                                 ? NGHTTP2_ENHANCE_YOUR_CALM
-                                 : NGHTTP2_PROTOCOL_ERROR);
+                                 rv == NGHTTP2_ERR_BAD_CLIENT_MAGIC
+                                 ? NGHTTP2_PROTOCOL_ERROR
+                                 : NGHTTP2_ENHANCE_YOUR_CALM);
                     h2->closing = 1;
                     return GN_OK;
                 }
@@ -562,31 +571,43 @@ gn_h2_handler(gn_conn_t *c)
 }
 
 
-/* The child drains (reload, graceful stop): first a GOAWAY that says
- * "no more, soon" (RFC 9113 6.8), then after a grace the one with the
- * last stream taken, which every stream up to is served. */
+/*
+ * The child drains (reload, graceful stop): GOAWAY with the last stream
+ * taken, every stream up to it served, then the close. A connection gets
+ * it once it has had no stream for GN_CONN_DRAIN_GRACE (as an idle
+ * HTTP/1 connection is closed), a busy one at the latest when half of
+ * shutdown_timeout is over, the other half left to its streams. A busy
+ * connection is not sent GOAWAY at once: unlike an HTTP/1 client, which
+ * reconnects after "Connection: close", a client is not obliged to open
+ * a new connection for requests GOAWAY refuses (h2load does not), and a
+ * reload is not the client's business.
+ */
 static void
 gn_h2_drain(gn_conn_t *c)
 {
     gn_h2_conn_t  *h2 = c->data;
 
-    if (!h2->notice) {
-        h2->notice = 1;
-        h2->drain_since = gn_current_msec;
-        (void) nghttp2_submit_shutdown_notice(h2->session);
-
-    } else if (!h2->goaway
-               && gn_current_msec - h2->drain_since >= GN_CONN_DRAIN_GRACE)
-    {
-        h2->goaway = 1;
-        h2->closing = 1;
-        (void) nghttp2_submit_goaway(h2->session, NGHTTP2_FLAG_NONE,
-                 nghttp2_session_get_last_proc_stream_id(h2->session),
-                 NGHTTP2_NO_ERROR, NULL, 0);
-
-    } else {
+    if (h2->goaway) {
         return;
     }
+
+    if (h2->drain_since == 0) {
+        h2->drain_since = gn_current_msec;
+    }
+
+    if (!(h2->nstreams == 0
+          && gn_current_msec - c->state_since >= GN_CONN_DRAIN_GRACE)
+        && gn_current_msec - h2->drain_since
+           < gn_cycle->main->shutdown_timeout / 2)
+    {
+        return;
+    }
+
+    h2->goaway = 1;
+    h2->closing = 1;
+    (void) nghttp2_submit_goaway(h2->session, NGHTTP2_FLAG_NONE,
+             nghttp2_session_get_last_proc_stream_id(h2->session),
+             NGHTTP2_NO_ERROR, NULL, 0);
 
     gn_h2_post_handler(&h2->post);
 }
@@ -673,13 +694,17 @@ gn_h2_reap(gn_h2_conn_t *h2)
 static void
 gn_h2_glitch(gn_h2_conn_t *h2, const char *what)
 {
-    if (++h2->glitches <= GN_H2_GLITCHES || h2->closing) {
+    if (++h2->glitches <= (gn_uint_t) gn_h2_conf(h2->c)->http2_max_glitches
+        || h2->closing)
+    {
         return;
     }
 
     gn_log_error(GN_LOG_INFO, &h2->c->log, 0, "client sent too many "
                  "HTTP/2 frames that carry no request (%s): connection "
                  "closed", what);
+    gn_h2_sb(proto.h2_glitch_limit, 1);
+    h2->calm = 1;
     (void) nghttp2_session_terminate_session(h2->session,
                                              NGHTTP2_ENHANCE_YOUR_CALM);
     h2->closing = 1;
@@ -726,6 +751,7 @@ gn_h2_on_begin_headers(nghttp2_session *session, const nghttp2_frame *frame,
     h2->streams = st;
     h2->nstreams++;
     h2->requests++;
+    gn_h2_sb(h2_streams, 1);
 
     (void) nghttp2_session_set_stream_user_data(session, st->id, st);
 
@@ -939,6 +965,7 @@ gn_h2_request_start(gn_h2_stream_t *st)
         gn_log_error(GN_LOG_INFO, &c->log, 0, "client sent too large a "
                      "request head (%zu bytes decoded, answered 431)",
                      st->hsize);
+        gn_h2_sb(proto.h2_header_limit, 1);
         c->log.action = NULL;
         rc = 431;
 
@@ -1137,6 +1164,7 @@ gn_h2_on_frame_recv(nghttp2_session *session, const nghttp2_frame *frame,
         return 0;
 
     case NGHTTP2_RST_STREAM:
+        gn_h2_sb(proto.h2_client_resets, 1);
         gn_h2_glitch(h2, "RST_STREAM");
         return 0;
 
@@ -1166,6 +1194,22 @@ gn_h2_on_frame_send(nghttp2_session *session, const nghttp2_frame *frame,
     gn_h2_conn_t    *h2 = user_data;
     gn_h2_stream_t  *st;
 
+    if (frame->hd.type == NGHTTP2_RST_STREAM
+        && frame->rst_stream.error_code == NGHTTP2_REFUSED_STREAM)
+    {
+        gn_h2_sb(proto.h2_refused, 1);
+        return 0;
+    }
+
+    /* nghttp2's own flood limits end a connection with this */
+    if (frame->hd.type == NGHTTP2_GOAWAY
+        && frame->goaway.error_code == NGHTTP2_ENHANCE_YOUR_CALM && !h2->calm)
+    {
+        gn_h2_sb(proto.h2_flood, 1);
+        h2->calm = 1;
+        return 0;
+    }
+
     if ((frame->hd.type != NGHTTP2_HEADERS && frame->hd.type != NGHTTP2_DATA)
         || !(frame->hd.flags & NGHTTP2_FLAG_END_STREAM))
     {
@@ -1178,6 +1222,7 @@ gn_h2_on_frame_send(nghttp2_session *session, const nghttp2_frame *frame,
     }
 
     /* the response is complete: the request's end */
+    gn_timer_del(&st->timer);
     if (!st->r->logged) {
         gn_http_core_log(st->r);
     }
@@ -1218,6 +1263,7 @@ gn_h2_on_stream_close(nghttp2_session *session, int32_t stream_id,
     gn_timer_del(&st->timer);
     gn_h2_unlink(&h2->streams, st);
     h2->nstreams--;
+    gn_h2_sb(h2_streams, -1);
     st->next = h2->closed;
     h2->closed = st;
 
@@ -1364,6 +1410,7 @@ gn_h2_send_data(nghttp2_session *session, nghttp2_frame *frame,
     h2->out_len = (size_t) (p - h2->out);
     st->out_left -= (off_t) length;
     r->bytes_sent += (off_t) length;
+    gn_timer_set(&st->timer, gn_http_conf(r->loc)->send_timeout);
 
     return 0;
 }
@@ -1495,13 +1542,9 @@ gn_http2_init_conn(gn_conn_t *c)
     c->state_since = gn_current_msec;
     c->read_ready = 1;
     gn_conn_nodelay(c);
-
-    if (gn_conn_draining) {
-        gn_h2_drain(c);              /* its shutdown notice goes first */
-        if (c->data != h2) {
-            return;
-        }
-    }
+    gn_h2_sb(h2_open, 1);
+    gn_h2_sb(proto.h2_connections, 1);
+    h2->counted = 1;
 
     gn_h2_handler(c);
 }
@@ -1520,6 +1563,11 @@ gn_h2_closed(gn_conn_t *c)
         h2->streams = st->next;
         gn_h2_request_end(st, 499);
         gn_h2_stream_free(st);
+        gn_h2_sb(h2_streams, -1);
+    }
+
+    if (h2->counted) {
+        gn_h2_sb(h2_open, -1);
     }
 
     gn_h2_reap(h2);
@@ -1674,7 +1722,10 @@ gn_h2_respond(gn_http_request_t *r)
     }
 
     st->responded = 1;
-    gn_timer_del(&st->timer);
+
+    /* a client that does not open its window (or a module that does not
+     * stream) is given send_timeout between frames, as HTTP/1's writes */
+    gn_timer_set(&st->timer, gn_http_conf(r->loc)->send_timeout);
 
     if (nghttp2_submit_response(h2->session, st->id, nv, n, pprd) != 0) {
         gn_h2_abort(r);
@@ -1762,9 +1813,10 @@ gn_h2_abort(gn_http_request_t *r)
 }
 
 
-/* A stream's wait is over: the client's body did not come in time
- * (408), or a module did not answer in time (504). The stream is reset;
- * the request is logged with the status. */
+/* A stream's wait is over: the client did not take the response (its
+ * window stayed shut) or its body did not come in time (408), or a
+ * module did not answer in time (504). The stream is reset; the request
+ * is logged with the status (the one sent, once bytes of it went). */
 static void
 gn_h2_stream_timeout(gn_timer_t *t)
 {
@@ -1776,7 +1828,12 @@ gn_h2_stream_timeout(gn_timer_t *t)
         return;
     }
 
-    if (st->reading && !st->in_closed && !r->body_done) {
+    if (st->responded) {
+        c->log.action = "sending the response";
+        gn_log_error(GN_LOG_INFO, &c->log, 0, "client timed out");
+        r->close_status = 408;
+
+    } else if (st->reading && !st->in_closed && !r->body_done) {
         c->log.action = "reading the request body";
         gn_log_error(GN_LOG_INFO, &c->log, 0, "client timed out");
         r->close_status = 408;
@@ -1788,6 +1845,7 @@ gn_h2_stream_timeout(gn_timer_t *t)
     }
     c->log.action = NULL;
 
+    gn_h2_sb(proto.h2_timeouts, 1);
     (void) nghttp2_submit_rst_stream(st->h2->session, NGHTTP2_FLAG_NONE,
                                      st->id, NGHTTP2_CANCEL);
     gn_h2_post(st->h2);

@@ -262,6 +262,11 @@ gn_http_core_log(gn_http_request_t *r)
     }
 
     gn_sb_me->requests++;
+    if (r->head.version == GN_HTTP_VERSION_20) {
+        gn_sb_me->proto.h2_requests++;
+    } else {
+        gn_sb_me->proto.h1_requests++;
+    }
     gn_sb_me->bytes_out += (uint64_t) r->bytes_sent;
     if (r->status >= 100 && r->status < 600) {
         gn_sb_me->status[r->status / 100]++;

