@@ -172,7 +172,8 @@ GN_INTEG_TESTS = \
     %reldir%/integ/83-rlimit-nofile.t \
     %reldir%/integ/84-log-not-found.t \
     %reldir%/integ/85-layering.t \
-    %reldir%/integ/90-http2.t
+    %reldir%/integ/90-http2.t \
+    %reldir%/integ/92-http2-browser.t
 
 # Test certificates (a CA, ECDSA and RSA server certificates), made at
 # `make check` time: no private key is committed.
