@@ -174,6 +174,7 @@ GN_INTEG_TESTS = \
     %reldir%/integ/85-layering.t \
     %reldir%/integ/90-http2.t \
     %reldir%/integ/91-http2-limits.t \
+    %reldir%/integ/92-http2-browser.t \
     %reldir%/integ/93-http2-reload.t
 
 # Test certificates (a CA, ECDSA and RSA server certificates), made at
