@@ -52,6 +52,8 @@ enum {
     GN_LV_SERVER_PROTOCOL,
     GN_LV_REQUEST_LENGTH,
     GN_LV_SENT_CONTENT_TYPE,
+    GN_LV_HTTP2,
+    GN_LV_STREAM_ID,
     GN_LV_HTTP_HEADER              /* $http_<name>: op->text is the name */
 };
 
@@ -87,6 +89,8 @@ static const gn_conf_enum_t  gn_log_vars[] = {
     { gn_string("server_protocol"), GN_LV_SERVER_PROTOCOL },
     { gn_string("request_length"), GN_LV_REQUEST_LENGTH },
     { gn_string("sent_http_content_type"), GN_LV_SENT_CONTENT_TYPE },
+    { gn_string("http2"), GN_LV_HTTP2 },
+    { gn_string("stream_id"), GN_LV_STREAM_ID },
     { gn_null_string, 0 }
 };
 
@@ -685,6 +689,17 @@ gn_access_log_str(gn_http_request_t *r, gn_log_op_t *op, u_char *p,
             s = &v[0];
         }
         break;
+    case GN_LV_HTTP2:
+        /* as nginx's: "h2" over TLS, "h2c" in the clear, else empty */
+        if (r->head.version == GN_HTTP_VERSION_20) {
+            if (r->c->tls != NULL) {
+                gn_str_set(&v[0], "h2");
+            } else {
+                gn_str_set(&v[0], "h2c");
+            }
+            s = &v[0];
+        }
+        break;
     case GN_LV_TLS_PROTOCOL:
     case GN_LV_TLS_CIPHER:
     case GN_LV_TLS_RESUMED:
@@ -757,6 +772,8 @@ gn_access_log_num(gn_http_request_t *r, gn_uint_t var, char *num,
                         (unsigned) gn_access_log_port(&r->c->listen->sa));
     case GN_LV_REQUEST_LENGTH:
         return snprintf(num, size, "%zu", r->head_len);
+    case GN_LV_STREAM_ID:
+        return snprintf(num, size, "%u", (unsigned) r->stream_id);
     default:
         return 0;
     }

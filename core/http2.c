@@ -912,6 +912,7 @@ gn_h2_request_start(gn_h2_stream_t *st)
     r->srv = c->listen->default_srv;
     r->loc = r->srv->loc;
     r->conn_requests = st->h2->requests;
+    r->stream_id = (gn_uint_t) st->id;
     r->head.content_length = -1;
 
     /* the request line for the log: "GET /path HTTP/2.0" */

@@ -85,6 +85,7 @@ struct gn_http_request_s {
     u_char              *raw;            /* the head as received, */
     size_t               head_len;       /* ... its length */
     gn_uint_t            conn_requests;  /* on its connection, so far */
+    gn_uint_t            stream_id;      /* HTTP/2: its stream; else 0 */
     gn_uint_t            close;          /* the connection closes after */
     gn_uint_t            linger;         /* ... lingering (input unread) */
     gn_srv_conf_t       *srv;

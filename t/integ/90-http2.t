@@ -68,7 +68,8 @@ load_module %%MODDIR%%/mod_cgi.so;
 load_module %%MODDIR%%/mod_status.so;
 load_module %%TMODDIR%%/mod_t_old.so;
 cgi_user $cgi_user;
-log_format h2 '\$server_protocol "\$request" \$status \$body_bytes_sent';
+log_format h2 '\$server_protocol "\$request" \$status \$body_bytes_sent '
+              '[\$http2 \$stream_id]';
 
 server {
     listen 127.0.0.1:%%PORT_0%% tls;
@@ -334,11 +335,15 @@ like($hout, qr/4000 succeeded, 0 failed, 0 errored/,
 
 $t->wait_log(qr/"GET \/index.html HTTP\/2.0" 200/, 5, 'logs/access.log');
 my $log = $t->read_file('logs/access.log') // '';
-like($log, qr{^HTTP/2\.0 "GET /index\.html HTTP/2\.0" 200 9$}m,
-     'access log: $server_protocol HTTP/2.0 and $request');
-like($log, qr{^HTTP/1\.1 "GET /index\.html HTTP/1\.1" 200 9$}m,
-     'access log: HTTP/1.1 on the same listener');
-like($log, qr{^HTTP/2\.0 "POST /example/echo HTTP/2\.0" 413 }m,
+like($log, qr{^HTTP/2\.0 "GET /index\.html HTTP/2\.0" 200 9 \[h2 1\]$}m,
+     'access log: $server_protocol HTTP/2.0, $request, $http2, $stream_id');
+like($log, qr{^HTTP/2\.0 "GET /index\.html HTTP/2\.0" 200 9 \[h2c 1\]$}m,
+     'access log: $http2 h2c in the clear');
+like($log, qr{^HTTP/2\.0 "GET /index\.html HTTP/2\.0" 200 9 \[h2 [13579]\d*\]$}m,
+     'access log: stream ids are odd');
+like($log, qr{^HTTP/1\.1 "GET /index\.html HTTP/1\.1" 200 9 \[- 0\]$}m,
+     "access log: HTTP/1.1 on the same listener, \$http2 \"-\", \$stream_id 0");
+like($log, qr{^HTTP/2\.0 "POST /example/echo HTTP/2\.0" 413 \d+ \[h2 \d+\]$}m,
      'access log: the 413 of a body too large');
 
 $t->done;
