@@ -973,6 +973,13 @@ gn_h2_request_start(gn_h2_stream_t *st)
     } else {
         rc = gn_http_parse_h2(&r->head, &st->method, &st->path,
                               &st->authority);
+
+        /* a body that DATA frames frame, of a length not announced: to
+         * the phases and modules, what a chunked one is in HTTP/1.1 */
+        if (rc == GN_OK && !st->in_closed && r->head.content_length < 0) {
+            r->head.chunked = 1;
+        }
+
         if (rc != GN_OK) {
             c->log.action = "reading a request head";
             gn_log_error(GN_LOG_INFO, &c->log, 0, "client sent invalid "

@@ -264,6 +264,18 @@ is(nghttp_status('-d', "$dir/post2.bin", "$tls/example/echo"), 413,
 is(nghttp_status('-d', "$dir/post2.bin", "$tls/index.html"), 413,
    'h2: ... also for a static file');
 
+# a body without Content-Length: DATA frames frame it, as chunked does
+$out = raw($t->port(1), 'post-stream', '/example/echo', 60000);
+like($out, qr/^SENT 60000\nSTATUS 1 200\nDATA 1 60019\nEND 1$/m,
+     'h2: a body of no announced length, through the windows, to a module');
+$out = raw($t->port(1), 'post-stream', '/cgi/echo.cgi', 300000);
+like($out, qr/^SENT 300000\nSTATUS 1 200\nDATA 1 300010\nEND 1$/m,
+     'h2: ... to CGI, which gets its CONTENT_LENGTH');
+$out = raw($t->port(1), 'post-stream', '/index.html', 3000000);
+like($out, qr/^STATUS 1 413$/m, 'h2: ... 413 once it passes '
+     . 'client_max_body_size');
+unlike($out, qr/^SENT/m, 'h2: ... without reading the rest of it');
+
 ($v, $s, $b) = h2('--http2', @res, "$tls/old/x");
 like("$s $b", qr/^200 old module built for ABI 1\.0/,
      'h2: the ABI 1.0 fixture module, unchanged');

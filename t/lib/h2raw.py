@@ -446,6 +446,56 @@ def case_fairness(c, big='/big.bin', small='/index.html', n=None):
     c.read(all_done, 60)
 
 
+def case_post_stream(c, path='/', size=None):
+    """A body of size bytes without Content-Length, sent as the server's
+    windows allow; then the answer."""
+    size = int(size or 100000)
+    c.send(c.headers(1, [(':method', 'POST'), (':scheme', 'http'),
+                         (':authority', 'localhost'), (':path', path)],
+                     end=False))
+    conn_w = stream_w = 65535
+    sent = 0
+    chunk = b'p' * 16384
+    while sent < size and not c.closed:
+        n = min(16384, size - sent, conn_w, stream_w)
+        if n <= 0:
+            # wait for WINDOW_UPDATEs (or the answer)
+            c.s.settimeout(5)
+            try:
+                data = c.s.recv(65536)
+            except OSError:
+                data = b''
+            if not data:
+                c.emit('CLOSED')
+                return
+            c.buf += data
+            while len(c.buf) >= 9:
+                f, length = Frame.parse_frame_header(c.buf[:9])
+                if len(c.buf) < 9 + length:
+                    break
+                f.parse_body(memoryview(c.buf[9:9 + length]))
+                c.buf = c.buf[9 + length:]
+                if isinstance(f, WindowUpdateFrame):
+                    if f.stream_id == 0:
+                        conn_w += f.window_increment
+                    elif f.stream_id == 1:
+                        stream_w += f.window_increment
+                    continue
+                for line in c.event(f):
+                    c.emit(line)
+                    if line.startswith(('STATUS 1', 'RST 1', 'GOAWAY')):
+                        c.read(ends(1), 5)
+                        return
+            continue
+        last = sent + n == size
+        c.send(DataFrame(1, chunk[:n], flags=['END_STREAM'] if last else []))
+        sent += n
+        conn_w -= n
+        stream_w -= n
+    c.emit('SENT %d' % sent)
+    c.read(ends(1), 10)
+
+
 def main():
     args = sys.argv[1:]
     tls = False
