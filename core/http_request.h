@@ -32,11 +32,11 @@ typedef struct {
 
 /*
  * How a request reaches its client: a request does not own its
- * connection. HTTP/1 implements this on the connection (http_request.c),
- * HTTP/2 will on a stream of one, t/unit/test_stream on memory. Handlers
- * set up the response in r (status, headers, the body as segments with
- * gn_http_add_mem and gn_http_add_file, or streamed through frame) and
- * call these; none of them touches r->c's I/O or state (r->c gives the
+ * connection. HTTP/1 implements this on the connection (http1.c),
+ * HTTP/2 on a stream of one (http2.c), t/unit/test_stream on memory.
+ * Handlers set up the response in r (status, headers, the body as
+ * segments with gn_http_add_mem and gn_http_add_file, or streamed
+ * through frame) and call these; none of them touches r->c's I/O or state (r->c gives the
  * connection's properties: log, peer, listener, TLS).
  */
 typedef struct {
