@@ -36,8 +36,9 @@ typedef struct {
  * HTTP/2 on a stream of one (http2.c), t/unit/test_stream on memory.
  * Handlers set up the response in r (status, headers, the body as
  * segments with gn_http_add_mem and gn_http_add_file, or streamed
- * through frame) and call these; none of them touches r->c's I/O or state (r->c gives the
- * connection's properties: log, peer, listener, TLS).
+ * through frame) and call these; none of them touches r->c's I/O or
+ * state (r->c gives the connection's properties: log, peer, listener,
+ * TLS).
  */
 typedef struct {
     /* The server block is chosen (r->srv): the limits of its level on
