@@ -37,8 +37,10 @@
 
 
 #define GN_H2_POOL_SIZE     4096
-#define GN_H2_POOLS_FREE    64          /* idle stream pools kept */
+#define GN_H2_POOLS_FREE    64          /* idle stream pools (and output
+                                           buffers) kept */
 #define GN_H2_OUT_HIGH      (64 * 1024) /* stop filling the output here */
+#define GN_H2_OUT_SIZE      (GN_H2_OUT_HIGH + 16384 + 64)
 #define GN_H2_DATA_MAX      (16384 - 9) /* frame + head = one TLS record */
 #define GN_H2_WINDOW        (1024 * 1024) /* the connection's receive
                                              window */
@@ -163,6 +165,8 @@ static const gn_http_stream_t  gn_h2_stream = {
 static nghttp2_session_callbacks  *gn_h2_callbacks;
 static nghttp2_option             *gn_h2_option;
 static gn_pool_t                  *gn_h2_pools;   /* idle, linked */
+static u_char                     *gn_h2_out_free;  /* output buffers */
+static gn_uint_t                   gn_h2_nout_free;
 static gn_uint_t                   gn_h2_npools;
 
 
@@ -354,6 +358,8 @@ gn_h2_done(gn_h2_conn_t *h2)
 }
 
 
+/* Output buffers: held only while there is something to write, from a
+ * free list of GN_H2_OUT_SIZE ones (an idle connection holds none). */
 static gn_int_t
 gn_h2_out_reserve(gn_h2_conn_t *h2, size_t len)
 {
@@ -361,12 +367,49 @@ gn_h2_out_reserve(gn_h2_conn_t *h2, size_t len)
         h2->out_pos = h2->out_len = 0;
     }
 
+    if (h2->out == NULL) {
+        h2->out = gn_free_list_pop(&gn_h2_out_free);
+        if (h2->out != NULL) {
+            gn_h2_nout_free--;
+        } else {
+            h2->out = malloc(GN_H2_OUT_SIZE);
+            if (h2->out == NULL) {
+                gn_log_error(GN_LOG_CRIT, &h2->c->log, errno,
+                             "malloc(%d) failed", GN_H2_OUT_SIZE);
+                return GN_ERROR;
+            }
+        }
+        h2->out_cap = GN_H2_OUT_SIZE;
+    }
+
     if (h2->out_len + len <= h2->out_cap) {
         return GN_OK;
     }
 
+    /* a head larger than the buffer: this one grows, and is freed */
     return gn_str_reserve(&h2->out, &h2->out_cap, h2->out_len + len,
-                          GN_H2_OUT_HIGH + 16384 + 64);
+                          GN_H2_OUT_SIZE);
+}
+
+
+static void
+gn_h2_out_put(gn_h2_conn_t *h2)
+{
+    if (h2->out == NULL) {
+        return;
+    }
+
+    if (h2->out_cap == GN_H2_OUT_SIZE
+        && gn_h2_nout_free < GN_H2_POOLS_FREE)
+    {
+        gn_free_list_push(&gn_h2_out_free, h2->out);
+        gn_h2_nout_free++;
+    } else {
+        free(h2->out);
+    }
+
+    h2->out = NULL;
+    h2->out_cap = h2->out_pos = h2->out_len = 0;
 }
 
 
@@ -440,6 +483,7 @@ gn_h2_flush(gn_h2_conn_t *h2)
 
         if (h2->out_pos == h2->out_len) {
             h2->blocked = 0;
+            gn_h2_out_put(h2);
             return GN_OK;
         }
 
@@ -1581,7 +1625,7 @@ gn_h2_closed(gn_conn_t *c)
     gn_h2_reap(h2);
     gn_timer_del(&h2->post);
     nghttp2_session_del(h2->session);
-    free(h2->out);
+    gn_h2_out_put(h2);
     free(h2);
     c->data = NULL;
 }
