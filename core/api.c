@@ -780,6 +780,70 @@ gn_api_server_stats(gn_server_stats_t *out)
 }
 
 
+/*
+ * 1.3. The counters are copied into a whole struct of this server's
+ * headers and then only as many bytes as the caller's struct has: a
+ * module built before a member was appended has a smaller struct, and
+ * writing sizeof of ours into it would overrun it. (child_stats and
+ * server_stats memset and fill sizeof of the server's struct: safe only
+ * as long as nothing is appended to them; an append there needs a new
+ * function that takes the caller's size, as this one.)
+ */
+static int
+gn_api_proto_stats(int slot, gn_proto_stats_t *out, size_t size)
+{
+    gn_proto_stats_t  ps;
+    gn_sb_retired_t   rt;
+    gn_sb_proto_t    *p;
+    gn_sb_slot_t     *s;
+
+    if (gn_sb == NULL || out == NULL
+        || size < offsetof(gn_proto_stats_t, h1_requests)
+        || slot < -1 || slot >= GN_SB_SLOTS)
+    {
+        return 0;
+    }
+
+    memset(&ps, 0, sizeof(ps));
+    ps.slot = slot;
+
+    if (slot == -1) {
+        /* GN_BUSY: the numbers as they are (see child_stats(-1)) */
+        (void) gn_scoreboard_retired(&rt);
+        p = &rt.proto;
+
+    } else {
+        s = &gn_sb->slots[slot];
+        if (s->pid <= 0 || s->state == GN_SB_FREE
+            || s->state == GN_SB_EXITED)
+        {
+            return 0;
+        }
+        p = &s->proto;
+        ps.h2_open = s->h2_open;
+        ps.h2_streams = s->h2_streams;
+    }
+
+    ps.h1_requests = p->h1_requests;
+    ps.h2_requests = p->h2_requests;
+    ps.h2_connections = p->h2_connections;
+    ps.h2_refused = p->h2_refused;
+    ps.h2_glitch_limit = p->h2_glitch_limit;
+    ps.h2_flood = p->h2_flood;
+    ps.h2_header_limit = p->h2_header_limit;
+    ps.h2_timeouts = p->h2_timeouts;
+    ps.h2_client_resets = p->h2_client_resets;
+
+    if (size > sizeof(ps)) {
+        size = sizeof(ps);
+    }
+    ps.size = (uint32_t) size;
+    memcpy(out, &ps, size);
+
+    return 1;
+}
+
+
 const gn_api_t  gn_api = {
     sizeof(gn_api_t), GN_ABI_MAJOR, GN_ABI_MINOR,
     gn_api_log,
@@ -817,5 +881,6 @@ const gn_api_t  gn_api = {
     gn_api_child_stats,
     gn_api_server_stats,
     gn_api_read_file,
-    gn_module_conf_error
+    gn_module_conf_error,
+    gn_api_proto_stats
 };

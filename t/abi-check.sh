@@ -9,9 +9,9 @@
 # only a pure append passes:
 #
 #   - members inserted at the end of gn_api_t or gn_module_t (the tables
-#     whose users check size / GN_API_HAS()) or of gn_child_stats_t or
-#     gn_server_stats_t (size-prefixed), the struct growing: every
-#     inserted member's offset is at or past the old size;
+#     whose users check size / GN_API_HAS()) or of gn_child_stats_t,
+#     gn_server_stats_t or gn_proto_stats_t (size-prefixed), the struct
+#     growing: every inserted member's offset is at or past the old size;
 #   - every other line of the report is one of the structural lines that
 #     lead to such an insertion (through pointers and parameters).
 #
@@ -103,7 +103,8 @@ my (@fail, @appended);
 
 # Structs that may grow at the end.
 my %appendable = map { $_ => 1 }
-    qw(gn_api_s gn_module_s gn_child_stats_t gn_server_stats_t);
+    qw(gn_api_s gn_module_s gn_child_stats_t gn_server_stats_t
+       gn_proto_stats_t);
 
 sub slurp { open(my $fh, "<", $_[0]) or die "$_[0]: $!\n"; local $/; <$fh> }
 

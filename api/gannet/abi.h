@@ -30,6 +30,10 @@
  *                    a module needs (what every 1.x server compared it
  *                    with), so a module built with these headers can
  *                    load in a 1.0 or 1.1 server.
+ *   1.3  2026-12-02  gn_api_t.proto_stats and gn_proto_stats_t:
+ *                    requests by protocol (HTTP/1.x, HTTP/2), HTTP/2
+ *                    connections and streams open, each HTTP/2 limit's
+ *                    trips; filled up to the caller's struct size.
  */
 
 #ifndef GN_API_ABI_H_INCLUDED
@@ -37,7 +41,7 @@
 
 #define GN_ABI_MAGIC    0x474e4d44u      /* "GNMD" */
 #define GN_ABI_MAJOR    1
-#define GN_ABI_MINOR    2
+#define GN_ABI_MINOR    3
 
 /* Compile-time feature test for module writers. */
 #define GN_ABI_AT_LEAST(major, minor)                                         \

@@ -269,6 +269,34 @@ typedef struct {
     uint64_t    tls_cache_evictions;
 } gn_server_stats_t;
 
+/*
+ * ABI 1.3: requests by protocol and the HTTP/2 numbers of one child
+ * (proto_stats below). Unlike the two structs above, the server fills
+ * only as many bytes as the caller says its struct has and sets `size`
+ * to what it filled: a member appended later is never written into an
+ * older module's smaller struct.
+ */
+typedef struct {
+    uint32_t    size;           /* bytes the server filled */
+    int32_t     slot;           /* as asked: -1 for the retired totals */
+    uint64_t    h1_requests;    /* requests answered over HTTP/1.x */
+    uint64_t    h2_requests;    /* ... over HTTP/2 */
+    uint64_t    h2_connections; /* HTTP/2 connections, as they started */
+    uint64_t    h2_refused;     /* streams past
+                                   http2_max_concurrent_streams */
+    uint64_t    h2_glitch_limit; /* connections closed past
+                                    http2_max_glitches */
+    uint64_t    h2_flood;       /* connections closed by nghttp2's flood
+                                   limits (CONTINUATION, queued ACKs) */
+    uint64_t    h2_header_limit; /* request heads too large (431) */
+    uint64_t    h2_timeouts;    /* streams cut by a timeout */
+    uint64_t    h2_client_resets; /* RST_STREAM frames from clients */
+    uint64_t    h2_open;        /* HTTP/2 connections open now (gauge;
+                                   0 in the retired totals) */
+    uint64_t    h2_streams;     /* their streams open now (gauge; 0 in
+                                   the retired totals) */
+} gn_proto_stats_t;
+
 
 /* True when this server's table has `member` (it may be older than the
  * headers the module was built with). */
@@ -412,6 +440,19 @@ struct gn_api_s {
      * GN_ERROR, for `return api->conf_error(...)`. */
     int         (*conf_error)(const char *directive, const char *fmt, ...)
                     __attribute__((format(printf, 2, 3)));
+
+    /* -- 1.3: requests by protocol, HTTP/2 connections and limits. ----- */
+    /* Fills at most `size` bytes of *out (pass sizeof(*out): the struct
+     * of the headers the module is built with) and sets out->size to
+     * the bytes filled; members past it are absent (an older server).
+     * Returns 1 for a slot holding a live child (as child_stats), 0
+     * otherwise (also when size is too small for `size` and `slot`).
+     * Slot -1: what the children reaped so far counted, the gauges 0;
+     * live slots plus this row are the server's totals when read
+     * between two child_stats(-1) rows of the same `generation` (as
+     * the other counters: see child_stats). */
+    int         (*proto_stats)(int slot, gn_proto_stats_t *out,
+                    size_t size);
 };
 
 

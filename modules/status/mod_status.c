@@ -29,10 +29,15 @@
  *         "draining" | "unknown"), "generation", "started", "uptime",
  *         "connections", "accepted", "requests", "bytes_in", "bytes_out",
  *         "responses": { "1xx" .. "5xx" },
- *         "tls": { "full", "resumed", "failed" } } ],
+ *         "tls": { "full", "resumed", "failed" },
+ *         "h1_requests", "h2_requests",
+ *         "http2": { "connections", "connections_open", "streams_open",
+ *             "limits": { "refused", "glitches", "flood", "header_list",
+ *                 "timeout" }, "client_resets" } } ],
  *     "totals": { "children", "children_exited", "connections",
  *         "accepted", "requests",
- *         "bytes_in", "bytes_out", "responses": {..}, "tls": {..} },
+ *         "bytes_in", "bytes_out", "responses": {..}, "tls": {..},
+ *         "h1_requests", "h2_requests", "http2": {..} },
  *     "tls_session_cache": { "enabled", "entries", "used", "stores",
  *         "hits", "misses", "evictions" },
  *     "history_interval": s (0: sampling off), "history_interval_ms",
@@ -51,6 +56,13 @@
  *
  * Prometheus: the totals as gannet_requests_total, ... without labels,
  * each child's as gannet_child_requests_total{slot,pid}, ...
+ *
+ * Protocols (ABI 1.3, proto_stats): requests by protocol, the HTTP/2
+ * connections and streams, and each HTTP/2 limit's trips, as
+ * "h1_requests", "h2_requests" and "http2" in the JSON,
+ * gannet_requests_by_protocol_total{protocol}, gannet_http2_* in
+ * Prometheus and a "Protocols" section of the page. An older server has
+ * no proto_stats: they are absent, the rest is as it was.
  *
  * History: init_master maps a ring of GN_STATUS_SAMPLES samples
  * (MAP_SHARED, so every child sees the same one; a reload keeps it) and
@@ -132,6 +144,9 @@ typedef struct {
     gn_child_stats_t    *child;
     int                  nchild;
     gn_child_stats_t     total;
+    int                  have_proto;   /* the server has proto_stats */
+    gn_proto_stats_t    *proto;        /* child[i]'s */
+    gn_proto_stats_t     proto_total;
     uint64_t             now;          /* unix seconds */
     uint64_t             interval;     /* ms; 0: no history */
     uint64_t             exited;       /* children retired so far */
@@ -186,16 +201,54 @@ gn_status_add(gn_child_stats_t *t, const gn_child_stats_t *c)
 }
 
 
-/* Sums the live children into *t (slot -1). Returns how many live. */
+/* The counters (not size and slot) of *c added to *t. */
+static void
+gn_status_proto_add(gn_proto_stats_t *t, const gn_proto_stats_t *c)
+{
+    t->h1_requests += c->h1_requests;
+    t->h2_requests += c->h2_requests;
+    t->h2_connections += c->h2_connections;
+    t->h2_refused += c->h2_refused;
+    t->h2_glitch_limit += c->h2_glitch_limit;
+    t->h2_flood += c->h2_flood;
+    t->h2_header_limit += c->h2_header_limit;
+    t->h2_timeouts += c->h2_timeouts;
+    t->h2_client_resets += c->h2_client_resets;
+    t->h2_open += c->h2_open;
+    t->h2_streams += c->h2_streams;
+}
+
+
+/* proto_stats (1.3) of a slot into a zeroed *out, where the server has
+ * it; 0 otherwise (an older server, or the slot is not live). */
+static int
+gn_status_proto(const gn_api_t *api, int slot, gn_proto_stats_t *out)
+{
+    memset(out, 0, sizeof(gn_proto_stats_t));
+    out->slot = slot;
+
+    return GN_API_HAS(api, proto_stats)
+           && api->proto_stats(slot, out, sizeof(gn_proto_stats_t)) == 1;
+}
+
+
+/* Sums the live children into *t (slot -1), and their proto_stats into
+ * *pt when pt is not NULL (each child's in pout[] too). Returns how many
+ * live. */
 static int
 gn_status_live(const gn_api_t *api, gn_child_stats_t *out, int max,
-    gn_child_stats_t *t)
+    gn_child_stats_t *t, gn_proto_stats_t *pout, gn_proto_stats_t *pt)
 {
     gn_child_stats_t  cs;
+    gn_proto_stats_t  ps;
     int               slot, nslots, n;
 
     memset(t, 0, sizeof(gn_child_stats_t));
     t->slot = -1;
+    if (pt != NULL) {
+        memset(pt, 0, sizeof(gn_proto_stats_t));
+        pt->slot = -1;
+    }
 
     n = 0;
     nslots = api->max_slots();
@@ -208,8 +261,17 @@ gn_status_live(const gn_api_t *api, gn_child_stats_t *out, int max,
 
         gn_status_add(t, &cs);
 
+        /* a child gone between the two calls: its row reads 0 */
+        if (pt != NULL) {
+            (void) gn_status_proto(api, slot, &ps);
+            gn_status_proto_add(pt, &ps);
+        }
+
         if (out != NULL && n < max) {
             out[n] = cs;
+            if (pout != NULL && pt != NULL) {
+                pout[n] = ps;
+            }
         }
         n++;
     }
@@ -225,20 +287,27 @@ gn_status_live(const gn_api_t *api, gn_child_stats_t *out, int max,
  * moves a reaped child from the live slots to the retired row under a
  * count of the children retired (its `generation`): a sum taken between
  * two equal counts has every child exactly once. *exited gets that
- * count. Returns how many children are live.
+ * count. With pt, the proto_stats too: their retired row (slot -1) is
+ * read between the same two counts, so it is consistent with them.
+ * Returns how many children are live.
  */
 static int
 gn_status_collect(const gn_api_t *api, gn_child_stats_t *out, int max,
-    gn_child_stats_t *t, uint64_t *exited)
+    gn_child_stats_t *t, uint64_t *exited, gn_proto_stats_t *pout,
+    gn_proto_stats_t *pt)
 {
     gn_child_stats_t  r1, r2;
+    gn_proto_stats_t  p1, p2;
     int               n, try, have;
 
     for (try = 0; try < 8; try++) {
         memset(&r1, 0, sizeof(gn_child_stats_t));
         have = api->child_stats(-1, &r1) == 1;
+        if (pt != NULL) {
+            (void) gn_status_proto(api, -1, &p1);
+        }
 
-        n = gn_status_live(api, out, max, t);
+        n = gn_status_live(api, out, max, t, pout, pt);
 
         if (!have) {
             r1.generation = 0;
@@ -250,12 +319,19 @@ gn_status_collect(const gn_api_t *api, gn_child_stats_t *out, int max,
             && r2.generation == r1.generation)
         {
             gn_status_add(t, &r1);
+            if (pt != NULL) {
+                gn_status_proto_add(pt, &p1);
+            }
             break;
         }
 
         /* a child was retired meanwhile: counted in neither or in both */
         if (try == 7) {
             gn_status_add(t, &r2);
+            if (pt != NULL) {
+                (void) gn_status_proto(api, -1, &p2);
+                gn_status_proto_add(pt, &p2);
+            }
             r1.generation = r2.generation;
         }
     }
@@ -294,7 +370,7 @@ gn_status_sample(const gn_api_t *api)
         return;
     }
 
-    n = gn_status_collect(api, NULL, 0, &t, NULL);
+    n = gn_status_collect(api, NULL, 0, &t, NULL, NULL, NULL);
 
     __atomic_store_n(&s->msec, now, __ATOMIC_RELAXED);
     __atomic_store_n(&s->requests, t.requests, __ATOMIC_RELAXED);
@@ -586,6 +662,23 @@ gn_status_json_counters(gn_status_out_t *o, const gn_child_stats_t *c)
 }
 
 
+/* Members of a child's row or of the totals, after the others. */
+static void
+gn_status_json_proto(gn_status_out_t *o, const gn_proto_stats_t *p)
+{
+    gn_status_printf(o,
+        ",\"h1_requests\":%" PRIu64 ",\"h2_requests\":%" PRIu64 ","
+        "\"http2\":{\"connections\":%" PRIu64 ",\"connections_open\":%"
+        PRIu64 ",\"streams_open\":%" PRIu64 ","
+        "\"limits\":{\"refused\":%" PRIu64 ",\"glitches\":%" PRIu64
+        ",\"flood\":%" PRIu64 ",\"header_list\":%" PRIu64
+        ",\"timeout\":%" PRIu64 "},\"client_resets\":%" PRIu64 "}",
+        p->h1_requests, p->h2_requests, p->h2_connections, p->h2_open,
+        p->h2_streams, p->h2_refused, p->h2_glitch_limit, p->h2_flood,
+        p->h2_header_limit, p->h2_timeouts, p->h2_client_resets);
+}
+
+
 static void
 gn_status_json(const gn_api_t *api, gn_status_out_t *o, gn_status_snap_t *s)
 {
@@ -611,6 +704,9 @@ gn_status_json(const gn_api_t *api, gn_status_out_t *o, gn_status_snap_t *s)
             i ? "," : "", c->slot, c->pid, gn_status_state(c->state),
             c->generation, c->started, gn_status_age(s->now, c->started));
         gn_status_json_counters(o, c);
+        if (s->have_proto) {
+            gn_status_json_proto(o, &s->proto[i]);
+        }
         gn_status_printf(o, "}");
     }
 
@@ -618,6 +714,9 @@ gn_status_json(const gn_api_t *api, gn_status_out_t *o, gn_status_snap_t *s)
                      "\"children_exited\":%" PRIu64 ",", s->nchild,
                      s->exited);
     gn_status_json_counters(o, &s->total);
+    if (s->have_proto) {
+        gn_status_json_proto(o, &s->proto_total);
+    }
 
     gn_status_printf(o, "},\n\"tls_session_cache\":{\"enabled\":%s,"
         "\"entries\":%" PRIu64 ",\"used\":%" PRIu64 ",\"stores\":%" PRIu64
@@ -681,6 +780,84 @@ gn_status_prom_head(gn_status_out_t *o, const char *name, const char *type,
 }
 
 
+/* The proto_stats metrics (1.3): rows of one name follow each other, the
+ * first with the HELP and TYPE, each with its label (or none). */
+typedef struct {
+    const char  *name;
+    const char  *type;            /* NULL: another row of the name above */
+    const char  *help;
+    const char  *label;           /* k="v", or NULL */
+    size_t       offset;          /* of a uint64_t in gn_proto_stats_t */
+} gn_status_pmetric_t;
+
+#define gn_status_poff(m)  offsetof(gn_proto_stats_t, m)
+
+static const gn_status_pmetric_t  gn_status_pmetrics[] = {
+    { "requests_by_protocol_total", "counter",
+      "Requests answered, by protocol.", "protocol=\"h1\"",
+      gn_status_poff(h1_requests) },
+    { "requests_by_protocol_total", NULL, NULL, "protocol=\"h2\"",
+      gn_status_poff(h2_requests) },
+    { "http2_connections_total", "counter", "HTTP/2 connections.", NULL,
+      gn_status_poff(h2_connections) },
+    { "http2_connections_open", "gauge", "HTTP/2 connections open now.",
+      NULL, gn_status_poff(h2_open) },
+    { "http2_streams_open", "gauge",
+      "Streams open now on the HTTP/2 connections.", NULL,
+      gn_status_poff(h2_streams) },
+    { "http2_limit_trips_total", "counter",
+      "HTTP/2 limits hit: streams refused (http2_max_concurrent_streams), "
+      "connections closed for glitches (http2_max_glitches) or floods, "
+      "request heads too large (431), streams timed out.",
+      "limit=\"refused\"", gn_status_poff(h2_refused) },
+    { "http2_limit_trips_total", NULL, NULL, "limit=\"glitches\"",
+      gn_status_poff(h2_glitch_limit) },
+    { "http2_limit_trips_total", NULL, NULL, "limit=\"flood\"",
+      gn_status_poff(h2_flood) },
+    { "http2_limit_trips_total", NULL, NULL, "limit=\"header_list\"",
+      gn_status_poff(h2_header_limit) },
+    { "http2_limit_trips_total", NULL, NULL, "limit=\"timeout\"",
+      gn_status_poff(h2_timeouts) },
+    { "http2_client_resets_total", "counter",
+      "RST_STREAM frames received from clients.", NULL,
+      gn_status_poff(h2_client_resets) },
+    { NULL, NULL, NULL, NULL, 0 }
+};
+
+
+/* prefix "gannet_" for the totals (one row, no slot, pid labels),
+ * "gannet_child_" for the n children's rows c[], p[]. */
+static void
+gn_status_prom_proto(gn_status_out_t *o, const char *prefix,
+    const gn_child_stats_t *c, const gn_proto_stats_t *p, int n)
+{
+    const gn_status_pmetric_t  *m;
+    uint64_t                    v;
+    char                        name[80], who[64];
+    int                         i;
+
+    for (m = gn_status_pmetrics; m->name != NULL; m++) {
+        snprintf(name, sizeof(name), "%s%s", prefix, m->name);
+        if (m->type != NULL) {
+            gn_status_prom_head(o, name, m->type, m->help);
+        }
+
+        for (i = 0; i < n; i++) {
+            who[0] = '\0';
+            if (c != NULL) {
+                snprintf(who, sizeof(who), "slot=\"%d\",pid=\"%" PRId64
+                         "\"%s", c[i].slot, c[i].pid, m->label ? "," : "");
+            }
+            memcpy(&v, (const char *) &p[i] + m->offset, sizeof(uint64_t));
+            gn_status_printf(o, "%s%s%s%s%s %" PRIu64 "\n", name,
+                             who[0] || m->label ? "{" : "", who,
+                             m->label ? m->label : "",
+                             who[0] || m->label ? "}" : "", v);
+        }
+    }
+}
+
+
 /* The class and handshake breakdowns of one row: c->slot -1 for the
  * server's totals (no slot, pid labels). */
 static void
@@ -740,6 +917,10 @@ gn_status_prom_totals(gn_status_out_t *o, gn_status_snap_t *s)
                         "in the totals).");
     gn_status_printf(o, "gannet_children_exited_total %" PRIu64 "\n",
                      s->exited);
+
+    if (s->have_proto) {
+        gn_status_prom_proto(o, "gannet_", NULL, &s->proto_total, 1);
+    }
 }
 
 
@@ -792,6 +973,11 @@ gn_status_prom_children(gn_status_out_t *o, gn_status_snap_t *s)
                         "TLS handshakes, this child.");
     for (i = 0; i < s->nchild; i++) {
         gn_status_prom_classes(o, &s->child[i], "gannet_child_", 1);
+    }
+
+    if (s->have_proto) {
+        gn_status_prom_proto(o, "gannet_child_", s->child, s->proto,
+                             s->nchild);
     }
 }
 
@@ -935,6 +1121,7 @@ gn_status_html_row(gn_status_out_t *o, const gn_child_stats_t *c,
 static const char  gn_status_css[] =
     "body{font:13px/1.4 system-ui,sans-serif;margin:1em;color:#222}"
     "h1{font-size:1.3em;margin:0 0 .3em}p{margin:.2em 0}"
+    "h2{font-size:1.05em;margin:.8em 0 .2em}"
     "table{border-collapse:collapse;margin:.6em 0}"
     "td,th{padding:2px 7px;text-align:right;border-bottom:1px solid #ddd}"
     "th{background:#eee}tr.tot td{font-weight:bold;background:#f6f6f6}"
@@ -1101,6 +1288,18 @@ static const char  gn_status_js[] =
     "  cell(tr, t.full + ' / ' + t.resumed + ' / ' + t.failed);\n"
     "  return tr;\n"
     "}\n"
+    "/* the Protocols section's two lines, as the server writes them */\n"
+    "function protos(t) {\n"
+    "  var h = t.http2, l = h.limits;\n"
+    "  return ['requests: HTTP/1.x ' + t.h1_requests + ', HTTP/2 ' +\n"
+    "          t.h2_requests + '; HTTP/2 connections: ' +\n"
+    "          h.connections_open + ' open / ' + h.connections +\n"
+    "          ' total, ' + h.streams_open + ' streams open',\n"
+    "          'HTTP/2 limits: refused ' + l.refused + ', glitches ' +\n"
+    "          l.glitches + ', flood ' + l.flood + ', header list ' +\n"
+    "          l.header_list + ', timeout ' + l.timeout +\n"
+    "          '; client resets ' + h.client_resets];\n"
+    "}\n"
     "function render(j) {\n"
     "  var rows = $('gn-rows'), tot = $('gn-total'), box = $('gn-charts'), i;\n"
     "  var cache = j.tls_session_cache;\n"
@@ -1115,6 +1314,10 @@ static const char  gn_status_js[] =
     "        ' hits, ' + cache.misses + ' misses, ' + cache.evictions +\n"
     "        ' evictions'\n"
     "      : 'TLS session cache: off';\n"
+    "  if (j.totals.http2 && $('gn-proto')) {\n"
+    "    $('gn-proto').textContent = protos(j.totals)[0];\n"
+    "    $('gn-h2limits').textContent = protos(j.totals)[1];\n"
+    "  }\n"
     "  rows.textContent = '';\n"
     "  for (i = 0; i < j.children.length; i++) {\n"
     "    rows.appendChild(row(j.children[i], j.time));\n"
@@ -1186,6 +1389,26 @@ gn_status_html_head(const gn_api_t *api, gn_status_out_t *o,
 }
 
 
+/* Protocols (1.3): the server's totals; the script's protos() writes
+ * the same two lines. */
+static void
+gn_status_html_proto(gn_status_out_t *o, const gn_proto_stats_t *p)
+{
+    gn_status_printf(o, "<h2>Protocols</h2>\n<p id=gn-proto>requests: "
+                     "HTTP/1.x %" PRIu64 ", HTTP/2 %" PRIu64 "; HTTP/2 "
+                     "connections: %" PRIu64 " open / %" PRIu64 " total, %"
+                     PRIu64 " streams open</p>\n", p->h1_requests,
+                     p->h2_requests, p->h2_open, p->h2_connections,
+                     p->h2_streams);
+    gn_status_printf(o, "<p id=gn-h2limits>HTTP/2 limits: refused %" PRIu64
+                     ", glitches %" PRIu64 ", flood %" PRIu64 ", header "
+                     "list %" PRIu64 ", timeout %" PRIu64 "; client resets %"
+                     PRIu64 "</p>\n", p->h2_refused, p->h2_glitch_limit,
+                     p->h2_flood, p->h2_header_limit, p->h2_timeouts,
+                     p->h2_client_resets);
+}
+
+
 /* The table and the numbers are written here, so the page reads without
  * a script too; the charts are the script's. The JSON of this very
  * snapshot goes in the page for it. */
@@ -1209,7 +1432,13 @@ gn_status_html(const gn_api_t *api, gn_status_out_t *o, gn_status_snap_t *s,
     }
     gn_status_printf(o, "</tbody><tfoot id=gn-total>");
     gn_status_html_row(o, &s->total, s->now);
-    gn_status_printf(o, "</tfoot></table>\n<div id=gn-charts>");
+    gn_status_printf(o, "</tfoot></table>\n");
+
+    if (s->have_proto) {
+        gn_status_html_proto(o, &s->proto_total);
+    }
+
+    gn_status_printf(o, "<div id=gn-charts>");
 
     if (s->interval == 0) {
         gn_status_printf(o, "charts: sampling is off "
@@ -1283,17 +1512,22 @@ gn_status_snapshot(const gn_api_t *api, gn_request_t *r,
 
     s->have_server = api->server_stats(&s->server);
 
+    s->have_proto = GN_API_HAS(api, proto_stats);
+
     max = api->max_slots();
     if (max > 0) {
         s->child = api->request_alloc(r, (size_t) max
                                          * sizeof(gn_child_stats_t));
-        if (s->child == NULL) {
+        s->proto = api->request_alloc(r, (size_t) max
+                                         * sizeof(gn_proto_stats_t));
+        if (s->child == NULL || s->proto == NULL) {
             return GN_ERROR;
         }
     }
 
     s->nchild = gn_status_collect(api, s->child, max, &s->total,
-                                  &s->exited);
+                                  &s->exited, s->proto,
+                                  s->have_proto ? &s->proto_total : NULL);
     if (s->nchild > max) {
         s->nchild = max;
     }
@@ -1388,7 +1622,7 @@ gn_status_prefill(const gn_api_t *api)
     uint64_t             now, cur, p;
     int                  n, i;
 
-    n = gn_status_collect(api, NULL, 0, &tot, NULL);
+    n = gn_status_collect(api, NULL, 0, &tot, NULL, NULL, NULL);
     now = gn_status_now_ms();
     cur = now / gn_status_interval + 1;
 
@@ -1529,8 +1763,9 @@ static const gn_directive_t  gn_status_directives[] = {
 };
 
 
+/* Needs 1.2 (conf_error); proto_stats (1.3) where the server has it. */
 static const gn_module_t  gn_status_module = {
-    GN_MODULE_V1, "status", GN_STATUS_VERSION,
+    GN_MODULE_V1_NEEDS(2), "status", GN_STATUS_VERSION,
     gn_status_directives, sizeof(gn_status_conf_t),
     gn_status_init_master, gn_status_init_child, gn_status_handler,
     NULL, NULL, NULL,

@@ -481,11 +481,12 @@ like($r->{body},
      'module built against the 1.0 headers: its answer');
 
 # built with the current headers, needs only 1.0: its descriptor says 1.0,
-# and it found read_file (1.1) and conf_error (1.2) in this server's table
+# and it found read_file (1.1), conf_error (1.2) and proto_stats (1.3, which
+# filled a struct cut short without writing past it) in this server's table
 $r = $t->http_get('/needs0/f.txt');
 is($r->{status}, 200, 'module that needs 1.0, current headers: 200');
 is($r->{body}, "needs $abi_major.0 built $abi server $abi read_file yes "
-               . "conf_error yes\nthe needs0 file\n",
+               . "conf_error yes proto_stats yes\nthe needs0 file\n",
    'module that needs 1.0: its descriptor, GN_API_HAS, read_file');
 
 # init_master once in the master, init_child once per child

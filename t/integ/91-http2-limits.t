@@ -18,7 +18,6 @@ use warnings;
 
 use Test::More;
 use File::Copy qw(copy);
-use POSIX qw(WNOHANG);
 use Time::HiRes qw(time sleep);
 use GnTest;
 
@@ -86,21 +85,7 @@ sub attack
 
 sub finish
 {
-    my ($pid, $out) = @_;
-    my $end = time() + GnTest::slow(30);
-
-    while (waitpid($pid, WNOHANG) != $pid) {
-        if (time() > $end) {
-            kill('KILL', -$pid, $pid);
-            waitpid($pid, 0);
-            diag("attack $out did not end");
-            last;
-        }
-        sleep(0.05);
-    }
-    my $err = $t->read_file("$out.err") // '';
-    diag($err) if $err ne '';
-    return $t->read_file($out) // '';
+    return $t->spawned_output(@_);
 }
 
 # While an attack runs: a normal client gets its answers.

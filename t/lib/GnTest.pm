@@ -848,9 +848,6 @@ sub _kill_all
 
 # ---- clients -------------------------------------------------------------
 
-# Runs a command (array ref) with stdin from /dev/null in its own process
-# group; kills the group after `timeout` s.  Returns (exit code, stdout,
-# stderr); the exit code is -1 on timeout, 128+N when killed by signal N.
 # Starts @$cmd in the background in its own process group (so that the
 # whole group can be killed) and returns its pid. Options: stdin (a file,
 # default /dev/null), out (stdout's file), err (stderr's file; default:
@@ -884,6 +881,32 @@ sub spawn
 }
 
 
+# Waits (at most $timeout s, default 30) for a process started with
+# ->spawn(..., out => $out, err => "$out.err") to exit, killing its
+# group if it does not; returns its stdout, after a diag of its stderr.
+sub spawned_output
+{
+    my ($self, $pid, $out, $timeout) = @_;
+    my $end = time() + slow($timeout // 30);
+
+    while (waitpid($pid, WNOHANG) != $pid) {
+        if (time() > $end) {
+            kill('KILL', -$pid, $pid);
+            waitpid($pid, 0);
+            Test::More::diag("$out did not end");
+            last;
+        }
+        sleep(0.05);
+    }
+    my $err = $self->read_file("$out.err") // '';
+    Test::More::diag($err) if $err ne '';
+    return $self->read_file($out) // '';
+}
+
+
+# Runs a command (array ref) with stdin from /dev/null in its own process
+# group; kills the group after `timeout` s.  Returns (exit code, stdout,
+# stderr); the exit code is -1 on timeout, 128+N when killed by signal N.
 sub run_client
 {
     my ($self, $cmd, %opt) = @_;

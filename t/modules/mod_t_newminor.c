@@ -4,7 +4,7 @@
  * adds: it may use gn_api_t members this server does not have, so the
  * server refuses it:
  *
- *   module "PATH" needs ABI 1.3, this server implements 1.2
+ *   module "PATH" needs ABI 1.4, this server implements 1.3
  */
 
 #include <gannet/module.h>

@@ -40,9 +40,13 @@ static const version_case_t  cases[] = {
     { 1, 1, 1, 1, NULL },
     { 1, 1, 1, 0, "needs ABI 1.1, this server implements 1.0" },
 
-    /* one past the server (mod_t_newminor) */
+    /* built with 1.3 headers, needs what 1.3 added (proto_stats) */
+    { 1, 3, 1, 3, NULL },
     { 1, 3, 1, 2, "needs ABI 1.3, this server implements 1.2" },
-    { 1, 65535, 1, 2, "needs ABI 1.65535, this server implements 1.2" },
+
+    /* one past the server (mod_t_newminor) */
+    { 1, 4, 1, 3, "needs ABI 1.4, this server implements 1.3" },
+    { 1, 65535, 1, 3, "needs ABI 1.65535, this server implements 1.3" },
 
     /* another major, whatever the minors */
     { 2, 0, 1, 2, "was built for ABI 2.0, this server implements 1.2" },
