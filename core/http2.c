@@ -89,6 +89,7 @@ struct gn_h2_stream_s {
     unsigned             deferred:1;    /* DATA waits for a module */
     unsigned             responded:1;   /* the response is submitted */
     unsigned             body_over:1;   /* client_max_body_size passed */
+    unsigned             reset:1;       /* we reset it */
 
     gn_h2_stream_t      *next;
     gn_h2_stream_t      *prev;
@@ -111,6 +112,7 @@ struct gn_h2_conn_s {
     gn_uint_t            requests;      /* streams begun */
     gn_uint_t            timer_requests;  /* ... when the timer was set */
     gn_uint_t            glitches;
+    int32_t              goaway_last;   /* the GOAWAY's last stream */
 
     u_char              *out;           /* bytes to write */
     size_t               out_pos;
@@ -124,7 +126,10 @@ struct gn_h2_conn_s {
     unsigned             wouldblock:1;  /* a DATA frame waits for room */
     unsigned             blocked:1;     /* the socket is full */
     unsigned             goaway:1;      /* the last GOAWAY is out */
-    unsigned             closing:1;     /* terminated: close once out */
+    unsigned             closing:1;     /* GOAWAY: close when the streams
+                                           are done */
+    unsigned             terminated:1;  /* ... with an error: read no
+                                           more either */
     unsigned             calm:1;        /* ENHANCE_YOUR_CALM, counted */
     unsigned             counted:1;     /* in the scoreboard's h2_open */
 };
@@ -306,6 +311,7 @@ gn_h2_timeout(gn_timer_t *t)
     if (h2->blocked) {
         c->log.action = "sending to the client";
         gn_log_error(GN_LOG_INFO, &c->log, 0, "client timed out");
+        gn_h2_sb(proto.h2_timeouts, 1);
         gn_conn_close(c);
         return;
     }
@@ -313,11 +319,13 @@ gn_h2_timeout(gn_timer_t *t)
     if (h2->nstreams > 0) {
         c->log.action = "reading a request head";
         gn_log_error(GN_LOG_INFO, &c->log, 0, "client timed out");
+        gn_h2_sb(proto.h2_timeouts, 1);
     }
 
     /* idle: a GOAWAY, as the end of a keep-alive connection */
     (void) nghttp2_session_terminate_session(h2->session, NGHTTP2_NO_ERROR);
     h2->closing = 1;
+    h2->terminated = 1;
     c->linger_close = 1;
     gn_h2_post_handler(&h2->post);
 }
@@ -526,6 +534,7 @@ gn_h2_read(gn_h2_conn_t *h2)
                                  ? NGHTTP2_PROTOCOL_ERROR
                                  : NGHTTP2_ENHANCE_YOUR_CALM);
                     h2->closing = 1;
+                    h2->terminated = 1;
                     return GN_OK;
                 }
                 gn_conn_close(c);
@@ -533,7 +542,11 @@ gn_h2_read(gn_h2_conn_t *h2)
             }
         }
 
-        if (h2->closing || !c->read_ready) {
+        /* after a graceful GOAWAY the streams it kept still take
+         * WINDOW_UPDATE, DATA and the rest (RFC 9113 6.8) */
+        if (h2->terminated || !c->read_ready
+            || !nghttp2_session_want_read(h2->session))
+        {
             return GN_OK;
         }
 
@@ -600,7 +613,7 @@ gn_h2_handler(gn_conn_t *c)
     }
 
     /* the output drained with requests still unread in the socket */
-    if (!h2->blocked && c->read_ready && !h2->closing) {
+    if (!h2->blocked && c->read_ready && !h2->terminated) {
         h2->in_handler = 1;
         if (gn_h2_read(h2) != GN_OK) {
             return;
@@ -648,16 +661,26 @@ gn_h2_drain(gn_conn_t *c)
     }
 
     h2->goaway = 1;
+    h2->goaway_last = nghttp2_session_get_last_proc_stream_id(h2->session);
     h2->closing = 1;
     (void) nghttp2_submit_goaway(h2->session, NGHTTP2_FLAG_NONE,
-             nghttp2_session_get_last_proc_stream_id(h2->session),
-             NGHTTP2_NO_ERROR, NULL, 0);
+                                 h2->goaway_last, NGHTTP2_NO_ERROR, NULL, 0);
 
     gn_h2_post_handler(&h2->post);
 }
 
 
 /* ---- streams ------------------------------------------------------------ */
+
+/* The server ends a stream with RST_STREAM. */
+static void
+gn_h2_reset(gn_h2_stream_t *st, uint32_t error)
+{
+    st->reset = 1;
+    (void) nghttp2_submit_rst_stream(st->h2->session, NGHTTP2_FLAG_NONE,
+                                     st->id, error);
+}
+
 
 static gn_h2_stream_t *
 gn_h2_stream_get(gn_h2_conn_t *h2, int32_t id)
@@ -739,7 +762,7 @@ static void
 gn_h2_glitch(gn_h2_conn_t *h2, const char *what)
 {
     if (++h2->glitches <= (gn_uint_t) gn_h2_conf(h2->c)->http2_max_glitches
-        || h2->closing)
+        || h2->terminated)
     {
         return;
     }
@@ -752,6 +775,7 @@ gn_h2_glitch(gn_h2_conn_t *h2, const char *what)
     (void) nghttp2_session_terminate_session(h2->session,
                                              NGHTTP2_ENHANCE_YOUR_CALM);
     h2->closing = 1;
+    h2->terminated = 1;
 }
 
 
@@ -769,6 +793,15 @@ gn_h2_on_begin_headers(nghttp2_session *session, const nghttp2_frame *frame,
     if (frame->hd.type != NGHTTP2_HEADERS
         || frame->headers.cat != NGHTTP2_HCAT_REQUEST)
     {
+        return 0;
+    }
+
+    /* past a GOAWAY not sent yet (nghttp2 refuses streams only once it
+     * is): not run, refused -- the client may retry them */
+    if (h2->goaway && frame->hd.stream_id > h2->goaway_last) {
+        (void) nghttp2_submit_rst_stream(session, NGHTTP2_FLAG_NONE,
+                                         frame->hd.stream_id,
+                                         NGHTTP2_REFUSED_STREAM);
         return 0;
     }
 
@@ -805,6 +838,7 @@ gn_h2_on_begin_headers(nghttp2_session *session, const nghttp2_frame *frame,
         && !h2->goaway)
     {
         h2->goaway = 1;
+        h2->goaway_last = st->id;
         h2->closing = 1;
         (void) nghttp2_submit_goaway(session, NGHTTP2_FLAG_NONE, st->id,
                                      NGHTTP2_NO_ERROR, NULL, 0);
@@ -830,8 +864,7 @@ gn_h2_copy(gn_pool_t *pool, gn_str_t *s, const uint8_t *p, size_t len)
 
 /* A header field of a request head: kept in the stream's pool, its
  * size counted as it is decoded (an HPACK "bomb" is stopped by this,
- * nghttp2 caps only each field), the crumbs of a split Cookie joined
- * again (RFC 9113 8.2.3). */
+ * nghttp2 caps only each field). */
 static int
 gn_h2_on_header(nghttp2_session *session, const nghttp2_frame *frame,
     const uint8_t *name, size_t namelen, const uint8_t *value,
@@ -842,8 +875,6 @@ gn_h2_on_header(nghttp2_session *session, const nghttp2_frame *frame,
     gn_h2_stream_t    *st;
     gn_http_header_t  *h, *nh;
     gn_str_t          *slot;
-    u_char            *p;
-    gn_uint_t          i;
 
     (void) session;
     (void) flags;
@@ -876,26 +907,6 @@ gn_h2_on_header(nghttp2_session *session, const nghttp2_frame *frame,
         return 0;
     }
 
-    if (namelen == 6 && memcmp(name, "cookie", 6) == 0) {
-        for (i = 0; i < st->nhdrs; i++) {
-            h = &st->hdrs[i];
-            if (h->name.len != 6 || memcmp(h->name.data, "cookie", 6) != 0) {
-                continue;
-            }
-            p = gn_pnalloc(st->pool, h->value.len + 2 + valuelen + 1);
-            if (p == NULL) {
-                return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
-            }
-            memcpy(p, h->value.data, h->value.len);
-            memcpy(p + h->value.len, "; ", 2);
-            memcpy(p + h->value.len + 2, value, valuelen);
-            h->value.len += 2 + valuelen;
-            h->value.data = p;
-            p[h->value.len] = '\0';
-            return 0;
-        }
-    }
-
     if (st->nhdrs >= (gn_uint_t) hcf->client_max_headers) {
         st->too_large = 1;
         return 0;
@@ -925,6 +936,68 @@ gn_h2_on_header(nghttp2_session *session, const nghttp2_frame *frame,
 }
 
 
+/* The crumbs of a Cookie split over several fields joined again with
+ * "; " (RFC 9113 8.2.3), in one pass: the first field takes the whole
+ * value, the others leave the list. */
+static gn_int_t
+gn_h2_cookies(gn_h2_stream_t *st)
+{
+    gn_http_header_t  *h, *first;
+    gn_uint_t          i, j, n;
+    size_t             len;
+    u_char            *p;
+
+    first = NULL;
+    for (n = 0, len = 0, i = 0; i < st->nhdrs; i++) {
+        h = &st->hdrs[i];
+        if (gn_str_eq(&h->name, "cookie")) {
+            if (first == NULL) {
+                first = h;
+            }
+            len += h->value.len + 2;
+            n++;
+        }
+    }
+
+    if (n < 2) {
+        return GN_OK;
+    }
+
+    p = gn_pnalloc(st->pool, len);
+    if (p == NULL) {
+        return GN_ERROR;
+    }
+
+    for (len = 0, j = 0, i = 0; i < st->nhdrs; i++) {
+        h = &st->hdrs[i];
+        if (!gn_str_eq(&h->name, "cookie")) {
+            st->hdrs[j++] = *h;
+            continue;
+        }
+        if (len > 0) {
+            p[len++] = ';';
+            p[len++] = ' ';
+        }
+        memcpy(p + len, h->value.data, h->value.len);
+        len += h->value.len;
+        if (h == first) {
+            st->hdrs[j++] = *h;       /* keeps its place in the list */
+        }
+    }
+
+    st->nhdrs = j;
+    for (i = 0; i < st->nhdrs; i++) {
+        if (gn_str_eq(&st->hdrs[i].name, "cookie")) {
+            st->hdrs[i].value.data = p;
+            st->hdrs[i].value.len = len;
+            break;
+        }
+    }
+
+    return GN_OK;
+}
+
+
 /* The head is complete: the request, served as an HTTP/1 one is. */
 static void
 gn_h2_request_start(gn_h2_stream_t *st)
@@ -939,8 +1012,7 @@ gn_h2_request_start(gn_h2_stream_t *st)
 
     q = gn_pcalloc(st->pool, sizeof(gn_h2_req_t));
     if (q == NULL) {
-        (void) nghttp2_submit_rst_stream(st->h2->session, NGHTTP2_FLAG_NONE,
-                                         st->id, NGHTTP2_INTERNAL_ERROR);
+        gn_h2_reset(st, NGHTTP2_INTERNAL_ERROR);
         return;
     }
     q->st = st;
@@ -958,6 +1030,7 @@ gn_h2_request_start(gn_h2_stream_t *st)
     r->conn_requests = st->h2->requests;
     r->stream_id = (gn_uint_t) st->id;
     r->head.content_length = -1;
+    r->head.version = GN_HTTP_VERSION_20;     /* also when not parsed */
 
     /* the request line for the log: "GET /path HTTP/2.0" */
     r->head_len = st->method.len + st->path.len + sizeof("  HTTP/2.0") - 1;
@@ -976,6 +1049,11 @@ gn_h2_request_start(gn_h2_stream_t *st)
      * buffer (the access log's $request is that line) */
     st->method.data = r->raw;
     st->path.data = r->raw + st->method.len + 1;
+
+    if (gn_h2_cookies(st) != GN_OK) {
+        gn_h2_abort(r);
+        return;
+    }
 
     /* modules and CGI find the host as Host, as in HTTP/1.1 */
     for (i = 0; i < st->nhdrs; i++) {
@@ -1079,8 +1157,8 @@ gn_h2_body_in(gn_h2_stream_t *st, const uint8_t *data, size_t len)
         && gn_str_reserve(&st->body, &st->body_cap, st->body_len + len,
                           16384) != GN_OK)
     {
-        (void) nghttp2_submit_rst_stream(h2->session, NGHTTP2_FLAG_NONE,
-                                         st->id, NGHTTP2_INTERNAL_ERROR);
+        (void) nghttp2_session_consume(h2->session, st->id, len);
+        gn_h2_reset(st, NGHTTP2_INTERNAL_ERROR);
         return;
     }
     memcpy(st->body + st->body_len, data, len);
@@ -1281,8 +1359,7 @@ gn_h2_on_frame_send(nghttp2_session *session, const nghttp2_frame *frame,
 
     /* a body the client still sends is not wanted (RFC 9113 8.1) */
     if (!st->in_closed) {
-        (void) nghttp2_submit_rst_stream(session, NGHTTP2_FLAG_NONE, st->id,
-                                         NGHTTP2_NO_ERROR);
+        gn_h2_reset(st, NGHTTP2_NO_ERROR);
     }
 
     return 0;
@@ -1303,8 +1380,15 @@ gn_h2_on_stream_close(nghttp2_session *session, int32_t stream_id,
 
     (void) nghttp2_session_set_stream_user_data(session, stream_id, NULL);
 
+    /* what was held for the handler goes back to the connection's
+     * window (nghttp2 does not give it back with the stream) */
+    if (st->body_len > 0) {
+        (void) nghttp2_session_consume_connection(session, st->body_len);
+        st->body_len = 0;
+    }
+
     if (st->r != NULL && !st->r->logged) {
-        if (error_code != NGHTTP2_NO_ERROR && st->r->close_status == 0) {
+        if (error_code != NGHTTP2_NO_ERROR && !st->reset) {
             gn_log_error(GN_LOG_INFO, &h2->c->log, 0, "client reset the "
                          "stream (%s) before the response was complete",
                          nghttp2_http2_strerror(error_code));
@@ -1775,6 +1859,13 @@ gn_h2_respond(gn_http_request_t *r)
 
     st->responded = 1;
 
+    /* a body held for a handler that answered without it: dropped, its
+     * window reopened (what still comes is dropped as it comes) */
+    if (!st->reading && st->body_len > 0) {
+        (void) nghttp2_session_consume(h2->session, st->id, st->body_len);
+        st->body_len = 0;
+    }
+
     /* a client that does not open its window (or a module that does not
      * stream) is given send_timeout between frames, as HTTP/1's writes */
     gn_timer_set(&st->timer, gn_http_conf(r->loc)->send_timeout);
@@ -1826,6 +1917,17 @@ gn_h2_read_body(gn_http_request_t *r)
     st->reading = 1;
     st->discard = (r->module == NULL);
 
+    /* a client that waits for it before it sends its body */
+    if (r->head.expect_continue && !st->in_closed && st->body_total == 0) {
+        static const nghttp2_nv  cont = {
+            (uint8_t *) ":status", (uint8_t *) "100", 7, 3,
+            NGHTTP2_NV_FLAG_NONE
+        };
+
+        (void) nghttp2_submit_headers(h2->session, NGHTTP2_FLAG_NONE, st->id,
+                                      NULL, &cont, 1, NULL);
+    }
+
     if (st->body_len > 0) {
         if (!st->discard && !st->body_over && r->body_cb != NULL) {
             gn_http_module_body(r, st->body, st->body_len);
@@ -1859,8 +1961,7 @@ gn_h2_abort(gn_http_request_t *r)
 {
     gn_h2_stream_t  *st = gn_h2_st(r);
 
-    (void) nghttp2_submit_rst_stream(st->h2->session, NGHTTP2_FLAG_NONE,
-                                     st->id, NGHTTP2_INTERNAL_ERROR);
+    gn_h2_reset(st, NGHTTP2_INTERNAL_ERROR);
     gn_h2_post(st->h2);
 }
 
@@ -1898,7 +1999,6 @@ gn_h2_stream_timeout(gn_timer_t *t)
     c->log.action = NULL;
 
     gn_h2_sb(proto.h2_timeouts, 1);
-    (void) nghttp2_submit_rst_stream(st->h2->session, NGHTTP2_FLAG_NONE,
-                                     st->id, NGHTTP2_CANCEL);
+    gn_h2_reset(st, NGHTTP2_CANCEL);
     gn_h2_post(st->h2);
 }

@@ -445,6 +445,19 @@ gn_http_parse_h2(gn_http_head_t *h, const gn_str_t *method,
             return 400;
         }
         h->abs_host = *authority;
+
+        /* RFC 9113 8.3.1: a Host that says otherwise is malformed (the
+         * server would be chosen by one, modules and CGI shown the
+         * other) */
+        for (i = 0; i < h->nheaders; i++) {
+            if (gn_str_casecmp(&h->headers[i].name, &gn_http_fields[0].name)
+                    == 0
+                && gn_str_casecmp(&h->headers[i].value, authority) != 0)
+            {
+                h->err = "Host differs from :authority";
+                return 400;
+            }
+        }
     }
 
     rc = gn_http_process_fields(h);
@@ -985,7 +998,7 @@ gn_http_list_next(u_char **pos, u_char *end, gn_str_t *elt)
  * Connection (9.3): HTTP/1.1 keeps the connection unless a "close" token
  * is present; HTTP/1.0 closes unless "keep-alive" is present; "close"
  * wins over "keep-alive". Tokens may be spread over several fields.
- * Expect: only "100-continue" (any case, HTTP/1.1 only, RFC 9110 10.1.1)
+ * Expect: only "100-continue" (any case, HTTP/1.1 and 2, RFC 9110 10.1.1)
  * is recognised; other expectations are left to the caller, which may
  * answer 417 after looking at the field with gn_http_header_find().
  *
@@ -1260,8 +1273,8 @@ gn_http_field_expect(gn_http_head_t *h, gn_http_frame_t *f, gn_str_t *value)
     u_char    *p, *end;
     gn_str_t   elt;
 
-    if (h->version != GN_HTTP_VERSION_11) {
-        return GN_OK;
+    if (h->version < GN_HTTP_VERSION_11) {
+        return GN_OK;                       /* HTTP/2 has it too */
     }
 
     p = value->data;

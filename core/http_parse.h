@@ -130,7 +130,8 @@ gn_int_t gn_http_parse_head(gn_http_head_t *h, u_char *buf, size_t len,
  * gives an HTTP/1.1 head (version GN_HTTP_VERSION_20, the host from
  * :authority, else Host): GN_OK or the status of gn_http_parse_head()
  * with h->err set (400: a target not in origin form, an invalid
- * authority or Host, neither of them, an invalid Content-Length).
+ * authority or Host, neither of them, a Host that differs from
+ * :authority, an invalid Content-Length).
  */
 gn_int_t gn_http_parse_h2(gn_http_head_t *h, const gn_str_t *method,
     const gn_str_t *path, const gn_str_t *authority);

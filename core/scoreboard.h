@@ -40,8 +40,9 @@ typedef struct {
     uint64_t    h2_flood;        /* ... past nghttp2's flood limits (ACKs
                                     queued, CONTINUATION, resets) */
     uint64_t    h2_header_limit; /* heads past their size limit (431) */
-    uint64_t    h2_timeouts;     /* streams cut by a timeout */
-    uint64_t    h2_client_resets;  /* streams the client reset */
+    uint64_t    h2_timeouts;     /* streams, or connections with a head
+                                    or output stuck, cut by a timeout */
+    uint64_t    h2_client_resets;  /* RST_STREAM frames the client sent */
 } gn_sb_proto_t;
 
 #define GN_SB_PROTO_N   (sizeof(gn_sb_proto_t) / sizeof(uint64_t))

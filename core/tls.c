@@ -851,8 +851,10 @@ gn_tls_client_hello_hook(gnutls_session_t session, unsigned int htype,
         /* a malformed hello is GnuTLS's to refuse */
         (void) gnutls_ext_raw_parse(c, gn_tls_ext_hello, msg,
                                     GNUTLS_EXT_RAW_FLAG_TLS_CLIENT_HELLO);
-        if (t->hello_srv != NULL && t->hello_srv != c->listen->default_srv
-            && gn_tls_alpn_set(c, t->hello_srv) != 0)
+        /* every hello (a second one after a HelloRetryRequest, too) */
+        if (gn_tls_alpn_set(c, t->hello_srv != NULL
+                               ? t->hello_srv : c->listen->default_srv)
+            != 0)
         {
             return GNUTLS_E_INTERNAL_ERROR;
         }
@@ -931,6 +933,7 @@ gn_tls_post_client_hello(gnutls_session_t session)
         t->sni_srv = sc != NULL ? sc : dflt;
     } else {
         t->sni[0] = '\0';                  /* the default server's */
+        t->sni_srv = NULL;
     }
 
     sc = t->sni_srv != NULL ? t->sni_srv : dflt;
@@ -1009,9 +1012,7 @@ gn_tls_session_create(gn_conn_t *c)
                                        gn_tls_client_hello_hook);
     gnutls_handshake_set_post_client_hello_function(s,
                                                     gn_tls_post_client_hello);
-    if (gn_tls_alpn_set(c, c->listen->default_srv) != 0) {
-        return GN_ERROR;
-    }
+    /* ALPN: set for each ClientHello by gn_tls_client_hello_hook */
 
     /* the same expiration everywhere: ticket keys derive from it */
     gnutls_db_set_cache_expiration(s, (int) tc->timeout);

@@ -289,7 +289,8 @@ typedef struct {
     uint64_t    h2_flood;       /* connections closed by nghttp2's flood
                                    limits (CONTINUATION, queued ACKs) */
     uint64_t    h2_header_limit; /* request heads too large (431) */
-    uint64_t    h2_timeouts;    /* streams cut by a timeout */
+    uint64_t    h2_timeouts;    /* streams (or stuck connections) cut
+                                   by a timeout */
     uint64_t    h2_client_resets; /* RST_STREAM frames from clients */
     uint64_t    h2_open;        /* HTTP/2 connections open now (gauge;
                                    0 in the retired totals) */

@@ -276,6 +276,17 @@ like($out, qr/^STATUS 1 413$/m, 'h2: ... 413 once it passes '
      . 'client_max_body_size');
 unlike($out, qr/^SENT/m, 'h2: ... without reading the rest of it');
 
+$out = raw($t->port(1), 'cookies', '/cgi/env.cgi');
+like($out, qr/HTTP_COOKIE=a=1; b=2; c=3\\n/,
+     'h2: Cookie crumbs joined with "; " for CGI (RFC 9113 8.2.3)')
+    or diag($out);
+$out = raw($t->port(1), 'expect', '/example/echo');
+like($out, qr/^STATUS 1 100\nSTATUS 1 200\n/m,
+     'h2: Expect: 100-continue gets its 100 before the body');
+$out = raw($t->port(1), 'host-differs');
+like($out, qr/^(?:RST 1 PROTOCOL_ERROR|STATUS 1 400)\nSTATUS 3 200$/m,
+     'h2: a Host that differs from :authority is refused');
+
 ($v, $s, $b) = h2('--http2', @res, "$tls/old/x");
 like("$s $b", qr/^200 old module built for ABI 1\.0/,
      'h2: the ABI 1.0 fixture module, unchanged');
@@ -351,11 +362,13 @@ like($log, qr{^HTTP/2\.0 "GET /index\.html HTTP/2\.0" 200 9 \[h2 1\]$}m,
      'access log: $server_protocol HTTP/2.0, $request, $http2, $stream_id');
 like($log, qr{^HTTP/2\.0 "GET /index\.html HTTP/2\.0" 200 9 \[h2c 1\]$}m,
      'access log: $http2 h2c in the clear');
-like($log, qr{^HTTP/2\.0 "GET /index\.html HTTP/2\.0" 200 9 \[h2 [13579]\d*\]$}m,
+like($log,
+     qr{^HTTP/2\.0 "GET /index\.html HTTP/2\.0" 200 9 \[h2 \d*[13579]\]$}m,
      'access log: stream ids are odd');
 like($log, qr{^HTTP/1\.1 "GET /index\.html HTTP/1\.1" 200 9 \[- 0\]$}m,
      "access log: HTTP/1.1 on the same listener, \$http2 \"-\", \$stream_id 0");
-like($log, qr{^HTTP/2\.0 "POST /example/echo HTTP/2\.0" 413 \d+ \[h2 \d+\]$}m,
+like($log,
+     qr{^HTTP/2\.0 "POST /example/echo HTTP/2\.0" 413 \d+ \[h2 \d+\]$}m,
      'access log: the 413 of a body too large');
 
 $t->done;

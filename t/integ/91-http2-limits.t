@@ -32,7 +32,9 @@ plan(skip_all => 'python3-h2 / python3-hyperframe not installed')
 
 my $top = $ENV{GN_BUILDDIR} // $t->{srcdir};
 $ENV{GN_MODDIR} //= "$top/modules/.libs";
-plan(skip_all => 'mod_cgi not built') unless -f "$ENV{GN_MODDIR}/mod_cgi.so";
+plan(skip_all => 'modules not built')
+    unless -f "$ENV{GN_MODDIR}/mod_cgi.so"
+           && -f "$ENV{GN_MODDIR}/mod_example.so";
 
 my $dir = $t->testdir;
 my $h2raw = "$t->{srcdir}/t/lib/h2raw.py";
@@ -50,6 +52,7 @@ children 1;
 user %%USER%%;
 error_log logs/error.log info;
 load_module %%MODDIR%%/mod_cgi.so;
+load_module %%MODDIR%%/mod_example.so;
 cgi_user $cgi_user;
 cgi_max_processes 40;
 log_format h2 '\$server_protocol "\$request" \$status';
@@ -64,12 +67,21 @@ server {
     send_timeout 2s;
     http2_max_glitches 500;
     location /cgi/ { handler cgi; cgi_timeout 60s; }
+    location /example/ { handler example; }
+}
+
+server {
+    listen 127.0.0.1:%%PORT_1%% http2;
+    root html;
+    access_log logs/access.log h2;
+    keepalive_requests 3;
+    send_timeout 5s;
 }
 EOF_CONF
 
 $t->run;
 
-my $port = $t->port(0);
+our $port = $t->port(0);
 my $url = "http://127.0.0.1:$port/index.html";
 
 # Starts h2raw CASE ARGS in the background: (pid, its output file).
@@ -199,6 +211,34 @@ for my $a (['ping-flood', 'PING'], ['settings-flood', 'SETTINGS'],
     like($out, qr/^DATA 1 52428800$/m, 'fairness: all 50 MB arrive');
 }
 
+
+# bodies a handler answers without reading give the connection's window
+# back: 20 of 60000 bytes (more than its 1 MiB), then 200000 more
+{
+    my $res = finish(attack('window-leak', 20, '/example/delay?ms=10',
+                            '/index.html'));
+    like($res, qr/^SENT 200000$/m, 'unread bodies do not shut the '
+         . "connection's window") or diag($res);
+}
+
+# keepalive_requests 3: GOAWAY after the third stream; the streams sent
+# with it are refused, not run; the three are served to the end through
+# a small window (the connection is still read after a graceful GOAWAY)
+{
+    local $port = $t->port(1);
+    my $res = finish(attack('many-then-goaway', 5, '/index.html'));
+    like($res, qr/^GOAWAY 5 NO_ERROR$/m, 'keepalive_requests 3: GOAWAY '
+         . 'names the third stream') or diag($res);
+    my $refused = () = $res =~ /^RST (?:7|9) REFUSED_STREAM$/mg;
+    is($refused, 2, 'keepalive_requests 3: the two past it are refused');
+    my $log = $t->read_file('logs/access.log') // '';
+    unlike($log, qr{GET /index\.html\?s=[79] }, '... and were not run');
+    $res = finish(attack('small-window', 3, '/big.txt'));
+    my @ends = $res =~ /^DATA (\d+) 1048576$/mg;
+    is(scalar(@ends), 3, 'after a graceful GOAWAY: three 1 MiB responses '
+       . 'through a 16 KiB window end') or diag($res);
+    like($res, qr/^CLOSED$/m, '... and then the connection closes');
+}
 
 ok(served(3), 'after every attack: a normal client is served');
 

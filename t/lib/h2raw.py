@@ -55,10 +55,12 @@ class Conn:
         self.dec = hpack.Decoder()
         self.buf = b''
         self.data = {}
+        self.body = {}
         self.out = []
         self.closed = False
         self.no_window = False
         self.no_ack = False
+        self.show_body = False
 
     def send(self, *frames):
         try:
@@ -138,13 +140,19 @@ class Conn:
         if isinstance(f, DataFrame):
             self.data[f.stream_id] = self.data.get(f.stream_id, 0) \
                 + len(f.data)
+            b = self.body.get(f.stream_id, b'')
+            if len(b) < 4096:
+                self.body[f.stream_id] = b + bytes(f.data[:4096 - len(b)])
             if f.flow_controlled_length and not self.no_window:
                 self.send(WindowUpdateFrame(0, f.flow_controlled_length),
                           WindowUpdateFrame(f.stream_id,
                                             f.flow_controlled_length))
             if 'END_STREAM' in f.flags:
-                return ['DATA %d %d' % (f.stream_id, self.data[f.stream_id]),
-                        'END %d' % f.stream_id]
+                lines = ['DATA %d %d' % (f.stream_id, self.data[f.stream_id])]
+                if self.show_body:
+                    lines.append('BODY %d %r' % (f.stream_id,
+                                                 self.body[f.stream_id]))
+                return lines + ['END %d' % f.stream_id]
             return []
         if isinstance(f, RstStreamFrame):
             return ['RST %d %s' % (f.stream_id, err_name(f.error_code))]
@@ -161,6 +169,18 @@ def ends(sid):
 
 def goaway(l):
     return l.startswith('GOAWAY')
+
+
+def read_all(c, n, timeout, stop_on_goaway=True):
+    """Reads until n streams have ended (END or RST), or a GOAWAY."""
+    done = set()
+
+    def all_done(l):
+        p = l.split()
+        if p[0] in ('END', 'RST'):
+            done.add(int(p[1]))
+        return len(done) == n or (stop_on_goaway and goaway(l))
+    c.read(all_done, timeout)
 
 
 def then_ok(c, sid):
@@ -263,14 +283,7 @@ def case_streams(c, arg, path='/index.html'):
     for i in range(n):
         c.send(c.get(1 + 2 * i, path))
     last = 1 + 2 * (n - 1)
-    done = set()
-
-    def all_done(l):
-        p = l.split()
-        if p[0] in ('END', 'RST'):
-            done.add(int(p[1]))
-        return len(done) == n or goaway(l)
-    c.read(all_done, 10)
+    read_all(c, n, 10)
 
 
 # ---- attacks: each ends with what the server did about it -------------------
@@ -436,24 +449,17 @@ def case_fairness(c, big='/big.bin', small='/index.html', n=None):
     c.send(c.get(1, big))
     for i in range(n):
         c.send(c.get(3 + 2 * i, small))
-    done = set()
-
-    def all_done(l):
-        p = l.split()
-        if p[0] in ('END', 'RST'):
-            done.add(int(p[1]))
-        return len(done) == n + 1 or goaway(l)
-    c.read(all_done, 60)
+    read_all(c, n + 1, 60)
 
 
-def case_post_stream(c, path='/', size=None):
+def case_post_stream(c, path='/', size=None, sid=1, conn_w=65535):
     """A body of size bytes without Content-Length, sent as the server's
     windows allow; then the answer."""
     size = int(size or 100000)
-    c.send(c.headers(1, [(':method', 'POST'), (':scheme', 'http'),
-                         (':authority', 'localhost'), (':path', path)],
+    c.send(c.headers(sid, [(':method', 'POST'), (':scheme', 'http'),
+                           (':authority', 'localhost'), (':path', path)],
                      end=False))
-    conn_w = stream_w = 65535
+    stream_w = 65535
     sent = 0
     chunk = b'p' * 16384
     while sent < size and not c.closed:
@@ -478,22 +484,91 @@ def case_post_stream(c, path='/', size=None):
                 if isinstance(f, WindowUpdateFrame):
                     if f.stream_id == 0:
                         conn_w += f.window_increment
-                    elif f.stream_id == 1:
+                    elif f.stream_id == sid:
                         stream_w += f.window_increment
                     continue
                 for line in c.event(f):
                     c.emit(line)
-                    if line.startswith(('STATUS 1', 'RST 1', 'GOAWAY')):
-                        c.read(ends(1), 5)
+                    if line.startswith(('STATUS %d' % sid, 'RST %d' % sid,
+                                        'GOAWAY')):
+                        c.read(ends(sid), 5)
                         return
             continue
         last = sent + n == size
-        c.send(DataFrame(1, chunk[:n], flags=['END_STREAM'] if last else []))
+        c.send(DataFrame(sid, chunk[:n],
+                         flags=['END_STREAM'] if last else []))
         sent += n
         conn_w -= n
         stream_w -= n
     c.emit('SENT %d' % sent)
-    c.read(ends(1), 10)
+    c.read(ends(sid), 10)
+
+
+def case_window_leak(c, n=None, path='/index.html', then='/'):
+    """n requests with a 60000-byte body their handler never reads, then
+    a body of 200000 bytes: the connection's window must have come back
+    (1 MiB is 17 such bodies)."""
+    n = int(n or 20)
+    body = b'w' * 60000
+    for i in range(n):
+        sid = 1 + 2 * i
+        c.send(c.headers(sid, [(':method', 'GET'), (':scheme', 'http'),
+                               (':authority', 'localhost'), (':path', path),
+                               ('content-length', '60000')], end=False))
+        c.send(DataFrame(sid, body[:16384]), DataFrame(sid, body[16384:32768]),
+               DataFrame(sid, body[32768:49152]),
+               DataFrame(sid, body[49152:], flags=['END_STREAM']))
+        c.read(ends(sid), 10)
+    # what the server gave back: WINDOW_UPDATEs were read (and dropped) by
+    # read(); start the next body from the window the server announced
+    case_post_stream(c, then, 200000, 1 + 2 * n, 1 << 20)
+
+
+def case_many_then_goaway(c, n=None, path='/index.html'):
+    """n requests in one write (to a server whose keepalive_requests is
+    smaller): those past its GOAWAY are refused, not run."""
+    n = int(n or 5)
+    c.send(*[c.get(1 + 2 * i, '%s?s=%d' % (path, 1 + 2 * i))
+             for i in range(n)])
+    read_all(c, n, 10, False)
+
+
+def case_small_window(c, n=None, path='/big.txt'):
+    """n downloads at once with a 16 KiB window that the client opens as
+    it reads."""
+    n = int(n or 3)
+    c.send(SettingsFrame(0, settings={SettingsFrame.INITIAL_WINDOW_SIZE:
+                                      16384}))
+    c.send(*[c.get(1 + 2 * i, path) for i in range(n)])
+    read_all(c, n, 20, False)
+    c.read(lambda l: l == 'CLOSED', 5)
+
+
+def case_cookies(c, path='/'):
+    """Cookie crumbs in three fields (RFC 9113 8.2.3)."""
+    c.show_body = True
+    c.send(c.get(1, path, [('cookie', 'a=1'), ('accept', '*/*'),
+                           ('cookie', 'b=2'), ('cookie', 'c=3')]))
+    c.read(ends(1))
+
+
+def case_host_differs(c, path='/index.html'):
+    c.send(c.get(1, path, [('host', 'other.example')]))
+    c.read(ends(1))
+    then_ok(c, 3)
+
+
+def case_expect(c, path='/'):
+    """Expect: 100-continue: the body goes only after the 100."""
+    c.show_body = True
+    c.send(c.headers(1, [(':method', 'POST'), (':scheme', 'http'),
+                         (':authority', 'localhost'), (':path', path),
+                         ('content-length', '5'),
+                         ('expect', '100-continue')], end=False))
+    l = c.read(lambda l: l.startswith(('STATUS 1', 'RST 1', 'GOAWAY')), 5)
+    if l == 'STATUS 1 100':
+        c.send(DataFrame(1, b'hello', flags=['END_STREAM']))
+        c.read(ends(1))
 
 
 def main():
