@@ -336,7 +336,7 @@ done
 # for $perf_secs seconds under h2-1k-m10, then the top 15 symbols
 perf_top()
 {
-    local child
+    local child cpid
     child=$(tree_pids "${pid[gannet]}" | sed -n 2p)
     if ! command -v perf >/dev/null || [ -z "$child" ]; then
         echo "h2.sh: no perf or no gannet child: profile skipped" >&2
@@ -344,18 +344,30 @@ perf_top()
     fi
     client h2-1k-m10 "${port[gannet]}" $((perf_secs + 2)) \
         >"$work/perf-client.log" &
+    cpid=$!
     sleep 1
     perf record -q -o "$work/perf.data" -p "$child" -- sleep "$perf_secs" \
         >/dev/null 2>&1
-    wait
+    wait "$cpid"                     # not the servers: they are jobs too
     h2load_parse "$(cat "$work/perf-client.log")"
     echo
     echo "### perf: gannet child under h2-1k-m10, ${perf_secs} s" \
          "($h2_reqs requests, $h2_errors errors), top 15 symbols (self)"
     echo
+    # a library without symbols (libnghttp2's static functions) gives
+    # one row an address: those are summed as "DSO [unresolved]"
     perf report -i "$work/perf.data" --no-children --sort dso,symbol \
-        --stdio 2>/dev/null | grep -E '^ +[0-9]' | head -n 15 \
-        | sed 's/^/    /'
+        --stdio 2>/dev/null | perl -ne '
+            next unless /^\s+([\d.]+)%\s+(\S+)\s+\[(.)\]\s+(\S+)/;
+            my ($pc, $dso, $sym) = ($1, $2, $4);
+            $sym = "[unresolved]" if $sym =~ /^0x/;
+            $t{"$dso $sym"} += $pc; $d{$dso} += $pc;
+            END {
+                my @k = sort { $t{$b} <=> $t{$a} } keys %t;
+                printf "    %6.2f%%  %s\n", $t{$_}, $_ for @k[0 .. 14];
+                print "\n    by object: ", join(", ", map { sprintf "%s %.1f%%",
+                    $_, $d{$_} } sort { $d{$b} <=> $d{$a} } keys %d), "\n";
+            }'
 }
 [ -n "$perf_secs" ] && [ -n "${pid[gannet]:-}" ] && perf_top
 
