@@ -8,8 +8,9 @@
 # Every server runs one worker/child/thread, pinned to CPU 0; the client
 # (h2load -t1 or wrk -t1) runs on CPU 1.  Each server offers h2 and
 # http/1.1 by ALPN on one TLS listener (wrk sends no ALPN: HTTP/1.1).
-# TLS 1.3 suite: AES-128-GCM for every server (GnuTLS's choice; nginx and
-# H2O are told to prefer it), X25519.
+# TLS 1.3 with X25519; AES-128-GCM for gannet (GnuTLS's choice) and
+# nginx (told to prefer it); H2O 2.2 has no TLS 1.3 suite setting and
+# picks AES-256-GCM (the start-up line of each server says which).
 # Tests (all interleaved: round 1 runs every test on every server, then
 # round 2 ...), each for S seconds:
 #   h2-1k-m10  h2load -t1 -c50 -m10 .../1k.bin   (10 streams a connection)
