@@ -547,12 +547,14 @@ gn_h2_read(gn_h2_conn_t *h2)
         if (h2->terminated || !c->read_ready
             || !nghttp2_session_want_read(h2->session))
         {
+            gn_conn_buf_put(c);     /* all fed to nghttp2: hold none */
             return GN_OK;
         }
 
         /* a client that does not read what it asked for is not read
          * either: its requests wait in the socket */
         if (h2->blocked) {
+            gn_conn_buf_put(c);
             return GN_OK;
         }
 
@@ -1351,8 +1353,13 @@ gn_h2_on_frame_send(nghttp2_session *session, const nghttp2_frame *frame,
         return 0;
     }
 
-    /* the response is complete: the request's end */
+    /* the response is complete: the request's end; a request served
+     * earns one glitch back (a long-lived browser connection sends a
+     * PRIORITY or a reset now and then, a flood does not serve) */
     gn_timer_del(&st->timer);
+    if (h2->glitches > 0) {
+        h2->glitches--;
+    }
     if (!st->r->logged) {
         gn_http_core_log(st->r);
     }
@@ -1805,11 +1812,13 @@ gn_h2_respond(gn_http_request_t *r)
     }
 
     snprintf(status, 4, "%03u", (unsigned) (r->status % 1000));
+    /* the fields stay in r->pool until the stream is reaped, after
+     * nghttp2 is done with it: no copies */
     nv[0].name = (uint8_t *) ":status";
     nv[0].namelen = 7;
     nv[0].value = (uint8_t *) status;
     nv[0].valuelen = 3;
-    nv[0].flags = NGHTTP2_NV_FLAG_NONE;
+    nv[0].flags = NGHTTP2_NV_FLAG_NO_COPY_NAME | NGHTTP2_NV_FLAG_NO_COPY_VALUE;
     n = 1;
 
     eol = memchr(p, '\n', (size_t) (end - p));     /* the status line */
@@ -1836,7 +1845,8 @@ gn_h2_respond(gn_http_request_t *r)
         nv[n].namelen = (size_t) (colon - p);
         nv[n].value = q;
         nv[n].valuelen = (size_t) (eol - 1 - q);   /* before the CR */
-        nv[n].flags = NGHTTP2_NV_FLAG_NONE;
+        nv[n].flags = NGHTTP2_NV_FLAG_NO_COPY_NAME
+                      | NGHTTP2_NV_FLAG_NO_COPY_VALUE;
         n++;
     }
 
