@@ -319,6 +319,7 @@ gn_h2_timeout(gn_timer_t *t)
     if (h2->nstreams > 0) {
         c->log.action = "reading a request head";
         gn_log_error(GN_LOG_INFO, &c->log, 0, "client timed out");
+        c->log.action = NULL;
         gn_h2_sb(proto.h2_timeouts, 1);
     }
 
