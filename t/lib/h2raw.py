@@ -63,9 +63,10 @@ class Conn:
         self.show_body = False
 
     def send(self, *frames):
+        """The frames in one write (a server reads them together)."""
         try:
-            for f in frames:
-                self.s.sendall(f if isinstance(f, bytes) else f.serialize())
+            self.s.sendall(b''.join(f if isinstance(f, bytes)
+                                    else f.serialize() for f in frames))
         except OSError:
             self.closed = True
 
