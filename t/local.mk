@@ -45,7 +45,8 @@ GN_UNIT_TESTS = \
     %reldir%/unit/test_feature \
     %reldir%/unit/test_stream
 
-GN_UNIT_CFLAGS = $(AM_CFLAGS) $(GNUTLS_CFLAGS) $(PCRE2_CFLAGS)
+GN_UNIT_CFLAGS = $(AM_CFLAGS) $(GNUTLS_CFLAGS) $(PCRE2_CFLAGS) \
+    $(NGHTTP2_CFLAGS)
 GN_UNIT_LDADD = core/libgncore.la $(LIBS)
 
 check_PROGRAMS += $(GN_UNIT_TESTS)

@@ -7,11 +7,12 @@
 FUZZ_CC = clang
 # (AM_CPPFLAGS: the core's compiled-in paths, -DGN_PREFIX and the rest)
 FUZZ_CFLAGS = -fsanitize=fuzzer,address,undefined -g -O1 \
-    $(AM_CPPFLAGS) $(GNUTLS_CFLAGS) $(PCRE2_CFLAGS)
-FUZZ_LIBS = $(GNUTLS_LIBS) $(PCRE2_LIBS) $(LIBS) -lpthread
+    $(AM_CPPFLAGS) $(GNUTLS_CFLAGS) $(PCRE2_CFLAGS) $(NGHTTP2_CFLAGS)
+FUZZ_LIBS = $(GNUTLS_LIBS) $(PCRE2_LIBS) $(NGHTTP2_LIBS) $(LIBS) -lpthread
 
 FUZZ_PROGS = \
     %reldir%/fuzz_http_head \
+    %reldir%/fuzz_http2_head \
     %reldir%/fuzz_chunked \
     %reldir%/fuzz_path \
     %reldir%/fuzz_conf \
@@ -40,6 +41,12 @@ fuzz: $(FUZZ_PROGS)
 	@$(MKDIR_P) %reldir%
 	$(AM_V_CCLD)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ \
 	    $(top_srcdir)/%reldir%/fuzz_http_head.c $(FUZZ_HTTP_SRCS)
+
+%reldir%/fuzz_http2_head: $(top_srcdir)/%reldir%/fuzz_http2_head.c \
+    $(FUZZ_HTTP_SRCS) $(FUZZ_HDRS)
+	@$(MKDIR_P) %reldir%
+	$(AM_V_CCLD)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ \
+	    $(top_srcdir)/%reldir%/fuzz_http2_head.c $(FUZZ_HTTP_SRCS)
 
 %reldir%/fuzz_chunked: $(top_srcdir)/%reldir%/fuzz_chunked.c \
     $(FUZZ_HTTP_SRCS) $(FUZZ_HDRS)
@@ -90,6 +97,7 @@ fuzz: $(FUZZ_PROGS)
 
 CLEANFILES += $(FUZZ_PROGS)
 EXTRA_DIST += %reldir%/run.sh %reldir%/corpus \
-    %reldir%/fuzz_http_head.c %reldir%/fuzz_chunked.c %reldir%/fuzz_path.c \
+    %reldir%/fuzz_http_head.c %reldir%/fuzz_http2_head.c \
+    %reldir%/fuzz_chunked.c %reldir%/fuzz_path.c \
     %reldir%/fuzz_conf.c %reldir%/fuzz_htpasswd.c %reldir%/fuzz_binlog.c \
     %reldir%/fuzz_scache.c %reldir%/fuzz_regex.c
