@@ -90,6 +90,7 @@ struct gn_h2_stream_s {
     unsigned             responded:1;   /* the response is submitted */
     unsigned             body_over:1;   /* client_max_body_size passed */
     unsigned             reset:1;       /* we reset it */
+    unsigned             invalid:1;     /* nghttp2 found it malformed */
 
     gn_h2_stream_t      *next;
     gn_h2_stream_t      *prev;
@@ -132,6 +133,7 @@ struct gn_h2_conn_s {
                                            more either */
     unsigned             calm:1;        /* ENHANCE_YOUR_CALM, counted */
     unsigned             counted:1;     /* in the scoreboard's h2_open */
+    unsigned             head_timeout:1;  /* a head did not complete */
 };
 
 
@@ -321,6 +323,7 @@ gn_h2_timeout(gn_timer_t *t)
         gn_log_error(GN_LOG_INFO, &c->log, 0, "client timed out");
         c->log.action = NULL;
         gn_h2_sb(proto.h2_timeouts, 1);
+        h2->head_timeout = 1;
     }
 
     /* idle: a GOAWAY, as the end of a keep-alive connection */
@@ -1001,22 +1004,20 @@ gn_h2_cookies(gn_h2_stream_t *st)
 }
 
 
-/* The head is complete: the request, served as an HTTP/1 one is. */
-static void
-gn_h2_request_start(gn_h2_stream_t *st)
+/* The request of a stream, with its request line for the log
+ * ("GET /path HTTP/2.0", the head's strings pointing into it as an
+ * HTTP/1 head's into its buffer). NULL: out of memory. */
+static gn_http_request_t *
+gn_h2_request_create(gn_h2_stream_t *st)
 {
     gn_conn_t          *c = st->h2->c;
     gn_http_request_t  *r;
     gn_h2_req_t        *q;
-    gn_http_header_t   *h;
-    gn_uint_t           i;
-    gn_int_t            rc;
     u_char             *p;
 
     q = gn_pcalloc(st->pool, sizeof(gn_h2_req_t));
     if (q == NULL) {
-        gn_h2_reset(st, NGHTTP2_INTERNAL_ERROR);
-        return;
+        return NULL;
     }
     q->st = st;
     r = &q->r;
@@ -1035,12 +1036,11 @@ gn_h2_request_start(gn_h2_stream_t *st)
     r->head.content_length = -1;
     r->head.version = GN_HTTP_VERSION_20;     /* also when not parsed */
 
-    /* the request line for the log: "GET /path HTTP/2.0" */
     r->head_len = st->method.len + st->path.len + sizeof("  HTTP/2.0") - 1;
     p = gn_pnalloc(st->pool, r->head_len);
     if (p == NULL) {
-        gn_h2_abort(r);
-        return;
+        st->r = NULL;
+        return NULL;
     }
     r->raw = p;
     p = gn_cpymem(p, st->method.data, st->method.len);
@@ -1048,10 +1048,28 @@ gn_h2_request_start(gn_h2_stream_t *st)
     p = gn_cpymem(p, st->path.data, st->path.len);
     memcpy(p, " HTTP/2.0", 9);
 
-    /* the head's strings point into it, as an HTTP/1 head's into its
-     * buffer (the access log's $request is that line) */
     st->method.data = r->raw;
     st->path.data = r->raw + st->method.len + 1;
+
+    return r;
+}
+
+
+/* The head is complete: the request, served as an HTTP/1 one is. */
+static void
+gn_h2_request_start(gn_h2_stream_t *st)
+{
+    gn_conn_t          *c = st->h2->c;
+    gn_http_request_t  *r;
+    gn_http_header_t   *h;
+    gn_uint_t           i;
+    gn_int_t            rc;
+
+    r = gn_h2_request_create(st);
+    if (r == NULL) {
+        gn_h2_reset(st, NGHTTP2_INTERNAL_ERROR);
+        return;
+    }
 
     if (gn_h2_cookies(st) != GN_OK) {
         gn_h2_abort(r);
@@ -1311,11 +1329,18 @@ static int
 gn_h2_on_invalid_frame(nghttp2_session *session, const nghttp2_frame *frame,
     int error, void *user_data)
 {
+    gn_h2_conn_t    *h2 = user_data;
+    gn_h2_stream_t  *st;
+
     (void) session;
-    (void) frame;
     (void) error;
 
-    gn_h2_glitch(user_data, "an invalid frame");
+    st = gn_h2_stream_get(h2, frame->hd.stream_id);
+    if (st != NULL) {
+        st->invalid = 1;
+    }
+
+    gn_h2_glitch(h2, "an invalid frame");
     return 0;
 }
 
@@ -1393,6 +1418,19 @@ gn_h2_on_stream_close(nghttp2_session *session, int32_t stream_id,
     if (st->body_len > 0) {
         (void) nghttp2_session_consume_connection(session, st->body_len);
         st->body_len = 0;
+    }
+
+    /* a head that never became a request (nghttp2 refused it as
+     * malformed, or the client reset it midway) still gets its line,
+     * as a bad or cut HTTP/1 head does: 400, or 499 */
+    if (st->r == NULL && gn_h2_request_create(st) != NULL) {
+        st->r->close_status = st->invalid ? 400 : 499;
+        if (st->invalid) {
+            gn_log_error(GN_LOG_INFO, &h2->c->log, 0, "client sent an "
+                         "invalid HTTP/2 request head (stream reset, "
+                         "logged 400)");
+        }
+        st->reset = 1;
     }
 
     if (st->r != NULL && !st->r->logged) {
@@ -1705,6 +1743,11 @@ gn_h2_closed(gn_conn_t *c)
     while (h2->streams != NULL) {
         st = h2->streams;
         h2->streams = st->next;
+        /* a head cut short by the close gets its line, as in HTTP/1:
+         * 400 (408 when a timeout closed it) */
+        if (st->r == NULL && gn_h2_request_create(st) != NULL) {
+            st->r->close_status = h2->head_timeout ? 408 : 400;
+        }
         gn_h2_request_end(st, 499);
         gn_h2_stream_free(st);
         gn_h2_sb(h2_streams, -1);

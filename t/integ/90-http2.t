@@ -362,11 +362,17 @@ like($log, qr{^HTTP/2\.0 "GET /index\.html HTTP/2\.0" 200 9 \[h2 1\]$}m,
      'access log: $server_protocol HTTP/2.0, $request, $http2, $stream_id');
 like($log, qr{^HTTP/2\.0 "GET /index\.html HTTP/2\.0" 200 9 \[h2c 1\]$}m,
      'access log: $http2 h2c in the clear');
+# the six malformed heads with a :path of /index.html, and the one without
+my $bad_re = '^HTTP/2\.0 "GET (?:/index\.html)? HTTP/2\.0" 400 \d+ '
+             . '\[h2c 1\]$';
+my @bad = $log =~ /$bad_re/mg;
+is(scalar(@bad), 7, 'access log: each malformed head nghttp2 reset is '
+   . 'logged 400') or diag(join("\n", grep { / 400 / } split /\n/, $log));
 like($log,
      qr{^HTTP/2\.0 "GET /index\.html HTTP/2\.0" 200 9 \[h2 \d*[13579]\]$}m,
      'access log: stream ids are odd');
 like($log, qr{^HTTP/1\.1 "GET /index\.html HTTP/1\.1" 200 9 \[- 0\]$}m,
-     "access log: HTTP/1.1 on the same listener, \$http2 \"-\", \$stream_id 0");
+     'access log: HTTP/1.1 on the same listener, $http2 "-", $stream_id 0');
 like($log,
      qr{^HTTP/2\.0 "POST /example/echo HTTP/2\.0" 413 \d+ \[h2 \d+\]$}m,
      'access log: the 413 of a body too large');

@@ -5,7 +5,8 @@
 # serves a known number of HTTP/1.1 and HTTP/2 requests (curl) and the
 # JSON and Prometheus counts are exactly those (the status requests,
 # HTTP/1.1 themselves, counted in); then each HTTP/2 limit is tripped
-# with t/lib/h2raw.py and its counter is what the attack caused:
+# with t/lib/h2raw.py and its counter is what the attack caused (a head
+# that never completes is a request too, logged 400, as in HTTP/1):
 # streams refused past http2_max_concurrent_streams, a PING flood past
 # http2_max_glitches, a CONTINUATION flood (nghttp2's limit), an HPACK
 # bomb (431), a window kept shut past send_timeout, streams the client
@@ -263,11 +264,11 @@ like($res, qr/^GOAWAY \d+ ENHANCE_YOUR_CALM$/m, 'PING flood: GOAWAY')
 step('PING flood', $res, glitches => 1);
 
 # CONTINUATION frames that never end a head: nghttp2's limit, once; the
-# head never completes, so there is no request
+# head never completes, and is logged (400) as a cut HTTP/1 head is
 $res = attack($port, 'continuation-flood', 2000);
 like($res, qr/^GOAWAY \d+ ENHANCE_YOUR_CALM$/m, 'CONTINUATION flood: GOAWAY')
     or diag($res);
-step('CONTINUATION flood', $res, flood => 1);
+step('CONTINUATION flood', $res, flood => 1, h2 => 1);
 
 # a head that decodes to 16 MB: 431 on its stream, then a request that is
 # served: two HTTP/2 requests
