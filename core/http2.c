@@ -1043,9 +1043,13 @@ gn_h2_request_create(gn_h2_stream_t *st)
         return NULL;
     }
     r->raw = p;
-    p = gn_cpymem(p, st->method.data, st->method.len);
+    if (st->method.len > 0) {            /* (a head cut short has none) */
+        p = gn_cpymem(p, st->method.data, st->method.len);
+    }
     *p++ = ' ';
-    p = gn_cpymem(p, st->path.data, st->path.len);
+    if (st->path.len > 0) {
+        p = gn_cpymem(p, st->path.data, st->path.len);
+    }
     memcpy(p, " HTTP/2.0", 9);
 
     st->method.data = r->raw;
