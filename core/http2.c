@@ -854,17 +854,17 @@ gn_h2_on_begin_headers(nghttp2_session *session, const nghttp2_frame *frame,
 }
 
 
+/* A copy of nghttp2's bytes (valid only during the callback) in the
+ * stream's pool. */
 static gn_int_t
 gn_h2_copy(gn_pool_t *pool, gn_str_t *s, const uint8_t *p, size_t len)
 {
-    s->data = gn_pnalloc(pool, len + 1);
-    if (s->data == NULL) {
-        return GN_ERROR;
-    }
-    memcpy(s->data, p, len);
-    s->data[len] = '\0';
-    s->len = len;
-    return GN_OK;
+    gn_str_t  src;
+
+    src.data = (u_char *) p;
+    src.len = len;
+
+    return gn_pstrdup(pool, &src, s) != NULL ? GN_OK : GN_ERROR;
 }
 
 
@@ -948,19 +948,14 @@ gn_h2_on_header(nghttp2_session *session, const nghttp2_frame *frame,
 static gn_int_t
 gn_h2_cookies(gn_h2_stream_t *st)
 {
-    gn_http_header_t  *h, *first;
+    gn_http_header_t  *h, *cookie;
     gn_uint_t          i, j, n;
     size_t             len;
     u_char            *p;
 
-    first = NULL;
     for (n = 0, len = 0, i = 0; i < st->nhdrs; i++) {
-        h = &st->hdrs[i];
-        if (gn_str_eq(&h->name, "cookie")) {
-            if (first == NULL) {
-                first = h;
-            }
-            len += h->value.len + 2;
+        if (gn_str_eq(&st->hdrs[i].name, "cookie")) {
+            len += st->hdrs[i].value.len + 2;
             n++;
         }
     }
@@ -974,31 +969,27 @@ gn_h2_cookies(gn_h2_stream_t *st)
         return GN_ERROR;
     }
 
+    cookie = NULL;
     for (len = 0, j = 0, i = 0; i < st->nhdrs; i++) {
         h = &st->hdrs[i];
-        if (!gn_str_eq(&h->name, "cookie")) {
-            st->hdrs[j++] = *h;
-            continue;
+        if (gn_str_eq(&h->name, "cookie")) {
+            if (len > 0) {
+                p[len++] = ';';
+                p[len++] = ' ';
+            }
+            memcpy(p + len, h->value.data, h->value.len);
+            len += h->value.len;
+            if (cookie != NULL) {
+                continue;             /* the first keeps its place */
+            }
+            cookie = &st->hdrs[j];
         }
-        if (len > 0) {
-            p[len++] = ';';
-            p[len++] = ' ';
-        }
-        memcpy(p + len, h->value.data, h->value.len);
-        len += h->value.len;
-        if (h == first) {
-            st->hdrs[j++] = *h;       /* keeps its place in the list */
-        }
+        st->hdrs[j++] = *h;
     }
 
     st->nhdrs = j;
-    for (i = 0; i < st->nhdrs; i++) {
-        if (gn_str_eq(&st->hdrs[i].name, "cookie")) {
-            st->hdrs[i].value.data = p;
-            st->hdrs[i].value.len = len;
-            break;
-        }
-    }
+    cookie->value.data = p;
+    cookie->value.len = len;
 
     return GN_OK;
 }

@@ -90,17 +90,22 @@ class Conn:
         print(line, flush=True)
         self.out.append(line)
 
+    def frames(self):
+        """The complete frames in the buffer, taken out of it."""
+        while len(self.buf) >= 9:
+            f, length = Frame.parse_frame_header(self.buf[:9])
+            if len(self.buf) < 9 + length:
+                return
+            f.parse_body(memoryview(self.buf[9:9 + length]))
+            self.buf = self.buf[9 + length:]
+            yield f
+
     def read(self, until, timeout=5.0):
         """Reads frames, printing events, until until(line) is true for
         an event, the connection closes, or the time is up."""
         end = time.time() + timeout
         while True:
-            while len(self.buf) >= 9:
-                f, length = Frame.parse_frame_header(self.buf[:9])
-                if len(self.buf) < 9 + length:
-                    break
-                f.parse_body(memoryview(self.buf[9:9 + length]))
-                self.buf = self.buf[9 + length:]
+            for f in self.frames():
                 for line in self.event(f):
                     self.emit(line)
                     if until(line):
@@ -476,12 +481,7 @@ def case_post_stream(c, path='/', size=None, sid=1, conn_w=65535):
                 c.emit('CLOSED')
                 return
             c.buf += data
-            while len(c.buf) >= 9:
-                f, length = Frame.parse_frame_header(c.buf[:9])
-                if len(c.buf) < 9 + length:
-                    break
-                f.parse_body(memoryview(c.buf[9:9 + length]))
-                c.buf = c.buf[9 + length:]
+            for f in c.frames():
                 if isinstance(f, WindowUpdateFrame):
                     if f.stream_id == 0:
                         conn_w += f.window_increment
