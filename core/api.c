@@ -22,6 +22,7 @@
 #include "scoreboard.h"
 #include "tls.h"
 #include "tls_scache.h"
+#include "memc.h"
 #include "listen.h"
 
 
@@ -844,6 +845,48 @@ gn_api_proto_stats(int slot, gn_proto_stats_t *out, size_t size)
 }
 
 
+/* 1.4. Filled as proto_stats: a whole struct, then the caller's size. */
+static int
+gn_api_memcached_stats(unsigned index, gn_memcached_stats_t *out,
+    size_t size)
+{
+    gn_memcached_stats_t  ms;
+    gn_memc_stats_t       st;
+    gn_str_t              name;
+
+    if (gn_cycle == NULL || out == NULL
+        || size < offsetof(gn_memcached_stats_t, lookups)
+        || gn_tls_memc_stats(gn_cycle, index, &name, &st) != GN_OK)
+    {
+        return 0;
+    }
+
+    memset(&ms, 0, sizeof(ms));
+    ms.state = st.state;
+    memcpy(ms.address, name.data, gn_min(name.len, sizeof(ms.address) - 1));
+    ms.lookups = st.lookups;
+    ms.hits = st.hits;
+    ms.misses = st.misses;
+    ms.timeouts = st.timeouts;
+    ms.skipped = st.skipped;
+    ms.stores = st.stores;
+    ms.store_failures = st.store_failures;
+    ms.err_connect = st.err_connect;
+    ms.err_protocol = st.err_protocol;
+    ms.err_stall = st.err_stall;
+    ms.rtt_us = st.rtt_us;
+    ms.rtt_n = st.rtt_n;
+
+    if (size > sizeof(ms)) {
+        size = sizeof(ms);
+    }
+    ms.size = (uint32_t) size;
+    memcpy(out, &ms, size);
+
+    return 1;
+}
+
+
 const gn_api_t  gn_api = {
     sizeof(gn_api_t), GN_ABI_MAJOR, GN_ABI_MINOR,
     gn_api_log,
@@ -882,5 +925,6 @@ const gn_api_t  gn_api = {
     gn_api_server_stats,
     gn_api_read_file,
     gn_module_conf_error,
-    gn_api_proto_stats
+    gn_api_proto_stats,
+    gn_api_memcached_stats
 };

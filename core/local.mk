@@ -37,6 +37,9 @@ noinst_LTLIBRARIES += %reldir%/libgncore.la
     %reldir%/http_cond.c %reldir%/http_cond.h \
     %reldir%/tls.c %reldir%/tls.h \
     %reldir%/tls_scache.c %reldir%/tls_scache.h \
+    %reldir%/chash.c %reldir%/chash.h \
+    %reldir%/tls_hello.c %reldir%/tls_hello.h \
+    %reldir%/memc.c %reldir%/memc.h \
     %reldir%/module.c %reldir%/module.h \
     %reldir%/api.c %reldir%/api.h \
     %reldir%/http_module.c %reldir%/http_module.h \

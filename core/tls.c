@@ -26,6 +26,8 @@
 
 #include "tls.h"
 #include "tls_scache.h"
+#include "tls_hello.h"
+#include "memc.h"
 #include "shm.h"
 #include "scoreboard.h"
 #include "timer.h"
@@ -67,6 +69,10 @@ typedef struct {
     gn_uint_t                          ngroups;
     gn_uint_t                          tickets;
     gn_uint_t                          aead_pfs;   /* see tls.h */
+    gn_uint_t                          tls13;      /* prio allows it */
+    /* the block's identity for the memcached tier: certificates and
+     * settings, not where it listens (machines of a farm differ) */
+    u_char                             farm_id[16];
     gn_srv_conf_t                     *srv;
 } gn_tls_srv_t;
 
@@ -82,6 +88,10 @@ typedef struct {
     time_t            timeout;      /* seconds */
     gnutls_datum_t    ticket_key;
     gn_uint_t         ntls;         /* servers with TLS */
+    gn_memc_conf_t   *memc;         /* NULL: no memcached tier */
+    gn_shm_zone_t    *memc_zone;    /* its counters */
+    gn_msec_t         memc_timeout;
+    gn_str_t          memc_prefix;
 } gn_tls_cycle_t;
 
 typedef struct {
@@ -105,8 +115,17 @@ typedef struct {
     unsigned          established:1;  /* the handshake is done */
     unsigned          tickets:2;    /* TLS 1.3 session tickets due */
     unsigned          nshares:3;
+    unsigned          looked:1;     /* the shared memory was asked for
+                                       sid before the handshake */
     uint16_t          shares[GN_TLS_SHARES];  /* key share groups of the
                                                  last ClientHello */
+    gn_memc_op_t     *mop;          /* the memcached lookup waited for */
+    gn_timer_t        mtimer;       /* its budget; then the resumption */
+    u_char           *pref;         /* the session found for sid, or NULL
+                                       (malloc) */
+    size_t            pref_len;
+    size_t            sid_len;
+    u_char            sid[32];
     int               fatal;        /* the GnuTLS error that ends the
                                        session: its alert goes out at
                                        the close, not close_notify */
@@ -121,6 +140,10 @@ static char *gn_tls_conf_protocols(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
     void *conf);
 static char *gn_tls_conf_session_cache(gn_conf_t *cf,
     const gn_conf_cmd_t *cmd, void *conf);
+static char *gn_tls_conf_memcached(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
+    void *conf);
+static char *gn_tls_conf_memc_prefix(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
+    void *conf);
 
 
 /* The TLS directives (features.c's "tls"): certificates per server,
@@ -148,6 +171,15 @@ static const gn_conf_cmd_t  gn_tls_commands[] = {
     { gn_string("tls_session_timeout"), GN_CONF_MAIN | GN_CONF_TAKE1,
       gn_conf_set_msec_slot, GN_CONF_LOC_CONF,
       gn_tls_offset(session_timeout), NULL, "300s" },
+    { gn_string("tls_session_memcached"), GN_CONF_MAIN | GN_CONF_1MORE,
+      gn_tls_conf_memcached, GN_CONF_LOC_CONF, 0, NULL, NULL },
+    { gn_string("tls_session_memcached_timeout"),
+      GN_CONF_MAIN | GN_CONF_TAKE1,
+      gn_conf_set_msec_slot, GN_CONF_LOC_CONF,
+      gn_tls_offset(memcached_timeout), NULL, "20ms" },
+    { gn_string("tls_session_memcached_prefix"),
+      GN_CONF_MAIN | GN_CONF_TAKE1,
+      gn_tls_conf_memc_prefix, GN_CONF_LOC_CONF, 0, NULL, NULL },
     { gn_string("tls_ticket_key_file"), GN_CONF_MAIN | GN_CONF_TAKE1,
       gn_conf_set_path_slot, GN_CONF_LOC_CONF,
       gn_tls_offset(ticket_key_file), NULL, NULL },
@@ -177,6 +209,7 @@ static void gn_tls_conn_start(gn_conn_t *c);
 static void gn_tls_handshake(gn_conn_t *c);
 static gn_int_t gn_tls_conn_shutdown(gn_conn_t *c);
 static void gn_tls_conn_close(gn_conn_t *c);
+static void gn_tls_farm_resume(gn_timer_t *timer);
 
 static const gn_conn_ops_t  gn_tls_ops = {
     gn_tls_recv,
@@ -375,6 +408,48 @@ gn_tls_priority(gn_pool_t *pool, gn_srv_conf_t *sc, gn_tls_srv_t *ts,
 }
 
 
+/* What the memcached tier's keys of a server block start with: a hash of
+ * its certificates (their bytes, not their paths) and of the settings a
+ * session depends on, in hex; and whether it can speak TLS 1.3. */
+static void
+gn_tls_srv_identity(gn_tls_srv_t *ts, gn_tls_conf_t *tlc)
+{
+    static const char   hex[] = "0123456789abcdef";
+    const unsigned int *vers;
+    gnutls_datum_t      der;
+    uint64_t            h = 1469598103934665603ULL;
+    unsigned int        i;
+    int                 n;
+
+#define gn_mix(p, len)                                                        \
+    do { const u_char *q_ = (const u_char *) (p); size_t n_ = (len);          \
+         while (n_--) { h = (h ^ *q_++) * 1099511628211ULL; } } while (0)
+
+    for (i = 0;
+         gnutls_certificate_get_crt_raw(ts->cred, i, 0, &der)
+         == GNUTLS_E_SUCCESS;
+         i++)
+    {
+        gn_mix(der.data, der.size);
+    }
+    gn_mix(&tlc->protocols, sizeof(gn_uint_t));
+    gn_mix(tlc->priority.data, tlc->priority.len);
+
+#undef gn_mix
+
+    for (i = 0; i < 16; i++) {
+        ts->farm_id[i] = (u_char) hex[(h >> (60 - 4 * i)) & 0xf];
+    }
+
+    n = gnutls_priority_protocol_list(ts->prio, &vers);
+    for (i = 0; n > 0 && i < (unsigned int) n; i++) {
+        if (vers[i] == GNUTLS_TLS1_3) {
+            ts->tls13 = 1;
+        }
+    }
+}
+
+
 static gn_int_t
 gn_tls_srv_create(gn_cycle_t *cycle, gn_srv_conf_t *sc, char *err,
     size_t errlen)
@@ -449,6 +524,7 @@ gn_tls_srv_create(gn_cycle_t *cycle, gn_srv_conf_t *sc, char *err,
     }
 
     ts->aead_pfs = gn_tls_prio_aead_pfs(ts->prio);
+    gn_tls_srv_identity(ts, tlc);
 
     sc->tls = ts;
     return GN_OK;
@@ -526,6 +602,44 @@ gn_tls_read_key_file(gn_cycle_t *cycle, gn_tls_cycle_t *tc, char *err,
 }
 
 
+/* The memcached tier: its servers (resolved by the directive) and their
+ * ring. */
+static gn_int_t
+gn_tls_memc_create(gn_cycle_t *cycle, gn_tls_cycle_t *tc, char *err,
+    size_t errlen)
+{
+    gn_tls_conf_t   *tlc = gn_tls_conf(cycle->main_loc);
+    gn_memc_conf_t  *mc;
+    gn_str_t        *names;
+    gn_uint_t        i;
+
+    mc = gn_pcalloc(cycle->pool, sizeof(gn_memc_conf_t));
+    names = gn_palloc(cycle->pool, tlc->memcached->nelts * sizeof(gn_str_t));
+    if (mc == NULL || names == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return GN_ERROR;
+    }
+
+    mc->servers = tlc->memcached->elts;
+    mc->nservers = tlc->memcached->nelts;
+    for (i = 0; i < mc->nservers; i++) {
+        names[i] = mc->servers[i].name;
+    }
+    if (gn_chash_init(&mc->ring, cycle->pool, names, mc->nservers)
+        != GN_OK)
+    {
+        snprintf(err, errlen, "out of memory");
+        return GN_ERROR;
+    }
+
+    tc->memc = mc;
+    tc->memc_timeout = tlc->memcached_timeout;
+    tc->memc_prefix = tlc->memcached_prefix;
+
+    return GN_OK;
+}
+
+
 static gn_int_t
 gn_tls_cycle_create(gn_cycle_t *cycle, char *err, size_t errlen)
 {
@@ -573,6 +687,12 @@ gn_tls_cycle_create(gn_cycle_t *cycle, char *err, size_t errlen)
         ls[i].tls_ctx = lctx;
     }
 
+    if (tc->ntls && gn_tls_conf(cycle->main_loc)->memcached != NULL
+        && gn_tls_memc_create(cycle, tc, err, errlen) != GN_OK)
+    {
+        return GN_ERROR;
+    }
+
     if (tc->ntls && gn_tls_conf(cycle->main_loc)->ticket_key_file.len) {
         return gn_tls_read_key_file(cycle, tc, err, errlen);
     }
@@ -587,6 +707,68 @@ static void
 gn_tls_zone_release(void *data)
 {
     gn_shm_zone_put(data);
+}
+
+
+/* The memcached tier's counters: the old cycle's zone when it has the
+ * same servers in the same order (they survive a reload), else a new
+ * one. */
+static gn_int_t
+gn_tls_memc_open(gn_cycle_t *cycle, gn_tls_cycle_t *otc, gn_log_t *log)
+{
+    gn_tls_cycle_t     *tc = cycle->tls;
+    gn_memc_conf_t     *mc = tc->memc, *omc;
+    gn_pool_cleanup_t  *cln;
+    gn_uint_t           i;
+
+    cln = gn_pool_cleanup_add(cycle->pool, 0);
+    if (cln == NULL) {
+        return GN_ERROR;
+    }
+
+    omc = otc != NULL ? otc->memc : NULL;
+    for (i = 0; omc != NULL && i < mc->nservers; i++) {
+        if (omc->nservers != mc->nservers
+            || gn_str_cmp(&omc->servers[i].name, &mc->servers[i].name) != 0)
+        {
+            omc = NULL;
+        }
+    }
+
+    if (omc != NULL) {
+        tc->memc_zone = otc->memc_zone;
+        tc->memc_zone->refs++;
+    } else {
+        tc->memc_zone = gn_shm_zone_get(mc->nservers
+                                        * sizeof(gn_memc_stats_t),
+                                        "tls_session_memcached", log);
+        if (tc->memc_zone == NULL) {
+            return GN_ERROR;
+        }
+    }
+    cln->handler = gn_tls_zone_release;
+    cln->data = tc->memc_zone;
+    mc->stats = (gn_memc_stats_t *) tc->memc_zone->addr;
+
+    return GN_OK;
+}
+
+
+gn_int_t
+gn_tls_memc_stats(gn_cycle_t *cycle, gn_uint_t i, gn_str_t *name,
+    void *out)
+{
+    gn_tls_cycle_t  *tc = cycle->tls;
+
+    if (tc == NULL || tc->memc == NULL || tc->memc->stats == NULL
+        || i >= tc->memc->nservers)
+    {
+        return GN_DECLINED;
+    }
+
+    *name = tc->memc->servers[i].name;
+    memcpy(out, &tc->memc->stats[i], sizeof(gn_memc_stats_t));
+    return GN_OK;
 }
 
 
@@ -624,6 +806,12 @@ gn_tls_cycle_open(gn_cycle_t *cycle, gn_cycle_t *old, gn_log_t *log)
         tc->ticket_key.size = 64;
     }
 
+    otc = old ? old->tls : NULL;
+
+    if (tc->memc != NULL && gn_tls_memc_open(cycle, otc, log) != GN_OK) {
+        return GN_ERROR;
+    }
+
     size = (size_t) gn_tls_conf(cycle->main_loc)->session_cache;
     if (size == 0) {
         return GN_OK;
@@ -634,7 +822,6 @@ gn_tls_cycle_open(gn_cycle_t *cycle, gn_cycle_t *old, gn_log_t *log)
         return GN_ERROR;
     }
 
-    otc = old ? old->tls : NULL;
     if (otc != NULL && otc->zone != NULL && otc->zone->size == size) {
         tc->zone = otc->zone;                  /* the cache survives */
         tc->scache = otc->scache;
@@ -717,14 +904,67 @@ gn_tls_cache_key(gn_tls_conn_t *tc, gnutls_datum_t *key, u_char *buf)
 }
 
 
+/* The memcached key of session id sid for server block ts:
+ * "PREFIX:IDENTITY:HEXSID"; its length, 0 when it does not fit. */
+static size_t
+gn_tls_farm_key(gn_tls_srv_t *ts, const u_char *sid, size_t len,
+    u_char *buf, size_t size)
+{
+    static const char   hex[] = "0123456789abcdef";
+    gn_tls_cycle_t     *tc = gn_cycle->tls;
+    u_char             *p = buf;
+    size_t              i;
+
+    if (tc->memc_prefix.len + 1 + 16 + 1 + 2 * len > size) {
+        return 0;
+    }
+
+    p = gn_cpymem(p, tc->memc_prefix.data, tc->memc_prefix.len);
+    *p++ = ':';
+    p = gn_cpymem(p, ts->farm_id, 16);
+    *p++ = ':';
+    for (i = 0; i < len; i++) {
+        *p++ = (u_char) hex[sid[i] >> 4];
+        *p++ = (u_char) hex[sid[i] & 0xf];
+    }
+
+    return (size_t) (p - buf);
+}
+
+
+/* The server block whose identity a session of c has: the one SNI chose
+ * (known once the handshake has read the hello). */
+static gn_tls_srv_t *
+gn_tls_conn_srv(gn_conn_t *c)
+{
+    gn_tls_conn_t  *t = c->tls;
+
+    return (t->sni_srv != NULL ? t->sni_srv : c->listen->default_srv)->tls;
+}
+
+
 static int
 gn_tls_db_store(void *ptr, gnutls_datum_t key, gnutls_datum_t data)
 {
     gn_conn_t       *c = ptr;
     gn_tls_conn_t   *t = c->tls;
     gn_tls_cycle_t  *tc = gn_cycle->tls;
-    u_char           k[GN_SCACHE_KEY_MAX];
+    u_char           k[GN_SCACHE_KEY_MAX], mk[GN_MEMC_KEY_MAX];
     size_t           klen;
+
+    if (tc->memc != NULL) {
+        /* out asynchronously; nobody waits for the answer */
+        klen = gn_tls_farm_key(gn_tls_conn_srv(c), key.data, key.size, mk,
+                               sizeof(mk));
+        if (klen) {
+            gn_memc_set(tc->memc, mk, klen, data.data, data.size,
+                        tc->timeout);
+        }
+    }
+
+    if (tc->scache == NULL) {
+        return 0;
+    }
 
     klen = gn_tls_cache_key(t, &key, k);
 
@@ -750,6 +990,26 @@ gn_tls_db_retrieve(void *ptr, gnutls_datum_t key)
     u_char           k[GN_SCACHE_KEY_MAX];
     size_t           klen;
     ssize_t          n;
+    int              same;
+
+    same = t->looked && key.size == t->sid_len
+           && memcmp(key.data, t->sid, t->sid_len) == 0;
+
+    if (same && t->pref != NULL) {
+        /* found before the handshake, in shared memory or memcached */
+        res.data = gnutls_malloc(t->pref_len);
+        if (res.data != NULL) {
+            memcpy(res.data, t->pref, t->pref_len);
+            res.size = (unsigned int) t->pref_len;
+        }
+        free(t->pref);
+        t->pref = NULL;
+        return res;
+    }
+
+    if (same || tc->scache == NULL) {
+        return res;                     /* asked already: not there */
+    }
 
     klen = gn_tls_cache_key(t, &key, k);
 
@@ -777,13 +1037,177 @@ gn_tls_db_remove(void *ptr, gnutls_datum_t key)
 {
     gn_conn_t       *c = ptr;
     gn_tls_cycle_t  *tc = gn_cycle->tls;
+    u_char           k[GN_SCACHE_KEY_MAX], mk[GN_MEMC_KEY_MAX];
+    size_t           klen;
+
+    if (tc->memc != NULL) {
+        klen = gn_tls_farm_key(gn_tls_conn_srv(c), key.data, key.size, mk,
+                               sizeof(mk));
+        if (klen) {
+            gn_memc_delete(tc->memc, mk, klen);
+        }
+    }
+
+    if (tc->scache != NULL) {
+        klen = gn_tls_cache_key(c->tls, &key, k);
+        (void) gn_scache_remove(tc->scache, k, klen);
+    }
+
+    return 0;
+}
+
+
+/* ---- the memcached tier, before the handshake (children) ------------ */
+
+static void gn_tls_handshake(gn_conn_t *c);
+
+
+/* Readiness while the lookup is out: left for the handshake (c's
+ * read_ready stays set for it). */
+static void
+gn_tls_farm_wait(gn_conn_t *c)
+{
+    (void) c;
+}
+
+
+/* The lookup's answer, from the event loop: kept for the retrieve
+ * callback, and copied to shared memory so that the next connection on
+ * this machine finds it there. The handshake resumes from a timer, not
+ * from inside the memcached client. */
+static void
+gn_tls_farm_found(void *data, gn_int_t rc, const u_char *val, size_t len)
+{
+    gn_conn_t       *c = data;
+    gn_tls_conn_t   *t = c->tls;
+    gn_tls_cycle_t  *tc = gn_cycle->tls;
+    gnutls_datum_t   d;
+    time_t           expire;
     u_char           k[GN_SCACHE_KEY_MAX];
     size_t           klen;
 
-    klen = gn_tls_cache_key(c->tls, &key, k);
-    (void) gn_scache_remove(tc->scache, k, klen);
+    t->mop = NULL;
+    gn_timer_set(&t->mtimer, 0);
 
-    return 0;
+    if (rc != GN_OK || len == 0 || len > GN_TLS_SCACHE_DATA) {
+        return;
+    }
+
+    /* whatever memcached holds is only a candidate: GnuTLS checks the
+     * session when it restores it, and refuses one that does not parse
+     * (a full handshake follows); expired ones are not kept */
+    d.data = (u_char *) val;
+    d.size = (unsigned int) len;
+    expire = gnutls_db_check_entry_expire_time(&d);
+    if (expire <= gn_current_sec) {
+        return;
+    }
+
+    t->pref = malloc(len);
+    if (t->pref == NULL) {
+        return;
+    }
+    memcpy(t->pref, val, len);
+    t->pref_len = len;
+
+    if (tc->scache != NULL) {
+        d.data = t->sid;
+        d.size = (unsigned int) t->sid_len;
+        klen = gn_tls_cache_key(t, &d, k);
+        (void) gn_scache_store(tc->scache, k, klen, val, len, gn_current_sec,
+                               expire - gn_current_sec);
+    }
+}
+
+
+/* The budget ran out (mop still set), or the answer came: the handshake
+ * goes on. */
+static void
+gn_tls_farm_resume(gn_timer_t *timer)
+{
+    gn_conn_t      *c = timer->data;
+    gn_tls_conn_t  *t = c->tls;
+
+    if (t->mop != NULL) {
+        gn_memc_cancel(t->mop);
+        t->mop = NULL;
+    }
+
+    c->handler = gn_tls_handshake;
+    gn_tls_handshake(c);
+}
+
+
+/* Before the handshake: the session the ClientHello asks to resume, from
+ * shared memory, else from memcached within its budget. GN_AGAIN: the
+ * lookup is out, the handshake resumes when it is answered. */
+static gn_int_t
+gn_tls_farm_lookup(gn_conn_t *c)
+{
+    gn_tls_conn_t   *t = c->tls;
+    gn_tls_cycle_t  *tc = gn_cycle->tls;
+    gn_srv_conf_t   *sc = NULL;
+    gn_tls_srv_t    *ts;
+    gn_tls_hello_t   h;
+    gnutls_datum_t   d;
+    u_char           k[GN_SCACHE_KEY_MAX], mk[GN_MEMC_KEY_MAX];
+    size_t           klen;
+    ssize_t          n;
+
+    if (gn_tls_hello_parse(t->in + t->in_pos, t->in_end - t->in_pos, &h)
+        != GN_OK || h.sid == NULL)
+    {
+        return GN_OK;
+    }
+
+    if (h.sni != NULL) {
+        sc = c->listen->proto->tls_server(c, (u_char *) h.sni, h.sni_len);
+    }
+    ts = (sc != NULL ? sc : c->listen->default_srv)->tls;
+
+    if ((h.tls13 && ts->tls13) || (h.ticket && ts->tickets)) {
+        /* TLS 1.3 or a ticket: GnuTLS will not look the id up (a 1.3
+         * client sends a random one) */
+        return GN_OK;
+    }
+
+    memcpy(t->sid, h.sid, h.sid_len);
+    t->sid_len = h.sid_len;
+    t->looked = 1;
+
+    if (tc->scache != NULL) {
+        t->pref = malloc(GN_TLS_SCACHE_DATA);
+        if (t->pref == NULL) {
+            t->looked = 0;
+            return GN_OK;
+        }
+        d.data = t->sid;
+        d.size = (unsigned int) t->sid_len;
+        klen = gn_tls_cache_key(t, &d, k);
+        n = gn_scache_retrieve(tc->scache, k, klen, t->pref,
+                               GN_TLS_SCACHE_DATA, gn_current_sec);
+        if (n > 0) {
+            t->pref_len = (size_t) n;
+            return GN_OK;               /* a hit here: no network */
+        }
+        free(t->pref);
+        t->pref = NULL;
+    }
+
+    klen = gn_tls_farm_key(ts, t->sid, t->sid_len, mk, sizeof(mk));
+    if (klen == 0) {
+        return GN_OK;
+    }
+
+    t->mop = gn_memc_get(tc->memc, mk, klen, gn_tls_farm_found, c);
+    if (t->mop == NULL) {
+        return GN_OK;                   /* down: a miss at once */
+    }
+
+    gn_timer_set(&t->mtimer, tc->memc_timeout);
+    c->handler = gn_tls_farm_wait;
+
+    return GN_AGAIN;
 }
 
 
@@ -981,6 +1405,7 @@ gn_tls_session_create(gn_conn_t *c)
         return GN_ERROR;
     }
     t->lctx = lctx;
+    gn_timer_init_node(&t->mtimer, gn_tls_farm_resume, c);
     c->tls = t;
 
     /* TLS 1.3 tickets are sent by gn_tls_tickets(), not by GnuTLS at the
@@ -1017,7 +1442,7 @@ gn_tls_session_create(gn_conn_t *c)
     /* the same expiration everywhere: ticket keys derive from it */
     gnutls_db_set_cache_expiration(s, (int) tc->timeout);
 
-    if (tc->scache != NULL) {
+    if (tc->scache != NULL || tc->memc != NULL) {
         gnutls_db_set_retrieve_function(s, gn_tls_db_retrieve);
         gnutls_db_set_store_function(s, gn_tls_db_store);
         gnutls_db_set_remove_function(s, gn_tls_db_remove);
@@ -1232,6 +1657,12 @@ gn_tls_handshake(gn_conn_t *c)
             return;
         }
         t->peeked = 1;
+
+        if (((gn_tls_cycle_t *) gn_cycle->tls)->memc != NULL
+            && gn_tls_farm_lookup(c) == GN_AGAIN)
+        {
+            return;
+        }
     }
 
     do {
@@ -1441,6 +1872,14 @@ gn_tls_conn_close(gn_conn_t *c)
         (void) gn_tls_end(c);
         gnutls_deinit(t->session);
     }
+
+    if (t->mop != NULL) {
+        gn_memc_abandon(t->mop);
+    }
+    if (gn_timer_is_set(&t->mtimer)) {
+        gn_timer_del(&t->mtimer);
+    }
+    free(t->pref);
 
     gn_tls_in_put(t);
     free(t);
@@ -1958,6 +2397,85 @@ gn_tls_conf_session_cache(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
 
 
 
+/* tls_session_memcached HOST:PORT ... | off: names resolved now */
+static char *
+gn_tls_conf_memcached(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
+{
+    gn_tls_conf_t   *tlc = conf;
+    gn_str_t        *value = cf->args->elts;
+    gn_memc_addr_t  *a;
+    const char      *e;
+    gn_uint_t        i;
+
+    (void) cmd;
+
+    if (tlc->memcached != NULL) {
+        return "is duplicate";
+    }
+    if (cf->args->nelts == 2 && gn_str_eq(&value[1], "off")) {
+        return GN_CONF_OK;
+    }
+
+    tlc->memcached = gn_array_create(cf->pool, cf->args->nelts - 1,
+                                     sizeof(gn_memc_addr_t));
+    if (tlc->memcached == NULL) {
+        return "failed (out of memory)";
+    }
+
+    for (i = 1; i < cf->args->nelts; i++) {
+        a = gn_array_push(tlc->memcached);
+        if (a == NULL) {
+            return "failed (out of memory)";
+        }
+        e = gn_memc_addr_parse(a, &value[i]);
+        if (e != NULL) {
+            gn_conf_error(cf, "invalid memcached server \"%.*s\" in "
+                          "\"tls_session_memcached\" directive: %s",
+                          GN_STR_ARG(&value[i]), e);
+            return GN_CONF_ERROR;
+        }
+    }
+
+    return GN_CONF_OK;
+}
+
+
+static char *
+gn_tls_conf_memc_prefix(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
+{
+    gn_tls_conf_t  *tlc = conf;
+    gn_str_t       *value = cf->args->elts;
+    size_t          i;
+
+    (void) cmd;
+
+    if (tlc->memcached_prefix.data != NULL) {
+        return "is duplicate";
+    }
+
+    for (i = 0; i < value[1].len; i++) {
+        u_char  ch = value[1].data[i];
+
+        if (!(ch >= 'a' && ch <= 'z') && !(ch >= 'A' && ch <= 'Z')
+            && !(ch >= '0' && ch <= '9') && ch != '.' && ch != '_'
+            && ch != '-')
+        {
+            break;
+        }
+    }
+    if (value[1].len == 0 || value[1].len > 64 || i < value[1].len) {
+        gn_conf_error(cf, "invalid prefix \"%.*s\" in "
+                      "\"tls_session_memcached_prefix\" directive, expected "
+                      "1 to 64 letters, digits, '.', '_' or '-'",
+                      GN_STR_ARG(&value[1]));
+        return GN_CONF_ERROR;
+    }
+
+    tlc->memcached_prefix = value[1];
+    return GN_CONF_OK;
+}
+
+
 static gn_int_t
 gn_tls_create_conf(gn_conf_t *cf, gn_loc_conf_t *lc)
 {
@@ -1988,6 +2506,10 @@ gn_tls_merge_conf(gn_conf_t *cf, gn_loc_conf_t *lc, gn_loc_conf_t *prev)
     /* main level only */
     if (prev == NULL && tlc->session_cache == GN_CONF_UNSET) {
         tlc->session_cache = 4 * 1024 * 1024;
+    }
+    if (prev == NULL && tlc->memcached_prefix.data == NULL) {
+        tlc->memcached_prefix.data = (u_char *) "gannet";
+        tlc->memcached_prefix.len = sizeof("gannet") - 1;
     }
 
     return GN_OK;

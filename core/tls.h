@@ -27,6 +27,10 @@ typedef struct {
     gn_array_t       *keys;             /* of gn_conf_path_t, same order */
     gn_str_t          stapling;
 
+    gn_array_t       *memcached;        /* of gn_memc_addr_t; NULL: off */
+    gn_msec_t         memcached_timeout;
+    gn_str_t          memcached_prefix;
+
     ssize_t           session_cache;    /* bytes; 0: off */
     gn_msec_t         session_timeout;
     gn_str_t          ticket_key_file;
@@ -46,6 +50,12 @@ extern const gn_feature_t  gn_tls_feature;
 /* The session cache counters (a gn_scache_stats_t); GN_DECLINED when
  * there is no cache. */
 gn_int_t gn_tls_cache_stats(gn_cycle_t *cycle, void *out);
+
+/* The memcached tier's server i: its name and counters (summed over
+ * the children); GN_DECLINED past the last one, or when there is no
+ * such tier. */
+gn_int_t gn_tls_memc_stats(gn_cycle_t *cycle, gn_uint_t i, gn_str_t *name,
+    void *out);
 
 /* Master: logs the cache counters (at exit). */
 void gn_tls_log_stats(gn_cycle_t *cycle);

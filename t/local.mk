@@ -32,6 +32,8 @@ GN_UNIT_TESTS = \
     %reldir%/unit/test_http_parse \
     %reldir%/unit/test_http_cond \
     %reldir%/unit/test_tls_scache \
+    %reldir%/unit/test_chash \
+    %reldir%/unit/test_tls_hello \
     %reldir%/unit/test_file_cache \
     %reldir%/unit/test_regex \
     %reldir%/unit/test_access \
@@ -78,6 +80,12 @@ check_PROGRAMS += $(GN_UNIT_TESTS)
 %canon_reldir%_unit_test_tls_scache_SOURCES = %reldir%/unit/test_tls_scache.c %reldir%/tap.c %reldir%/tap.h
 %canon_reldir%_unit_test_tls_scache_CFLAGS = $(GN_UNIT_CFLAGS)
 %canon_reldir%_unit_test_tls_scache_LDADD = $(GN_UNIT_LDADD)
+%canon_reldir%_unit_test_chash_SOURCES = %reldir%/unit/test_chash.c %reldir%/tap.c %reldir%/tap.h
+%canon_reldir%_unit_test_chash_CFLAGS = $(GN_UNIT_CFLAGS)
+%canon_reldir%_unit_test_chash_LDADD = $(GN_UNIT_LDADD)
+%canon_reldir%_unit_test_tls_hello_SOURCES = %reldir%/unit/test_tls_hello.c %reldir%/unit/tls_hello_data.h %reldir%/tap.c %reldir%/tap.h
+%canon_reldir%_unit_test_tls_hello_CFLAGS = $(GN_UNIT_CFLAGS)
+%canon_reldir%_unit_test_tls_hello_LDADD = $(GN_UNIT_LDADD)
 %canon_reldir%_unit_test_file_cache_SOURCES = %reldir%/unit/test_file_cache.c %reldir%/tap.c %reldir%/tap.h
 %canon_reldir%_unit_test_file_cache_CFLAGS = $(GN_UNIT_CFLAGS)
 %canon_reldir%_unit_test_file_cache_LDADD = $(GN_UNIT_LDADD)

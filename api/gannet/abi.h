@@ -34,6 +34,10 @@
  *                    requests by protocol (HTTP/1.x, HTTP/2), HTTP/2
  *                    connections and streams open, each HTTP/2 limit's
  *                    trips; filled up to the caller's struct size.
+ *   1.4  2026-12-02  gn_api_t.memcached_stats and gn_memcached_stats_t:
+ *                    the TLS session cache's memcached tier, one row per
+ *                    server (state, lookups, hits, failures by class,
+ *                    round-trip time); filled up to the caller's size.
  */
 
 #ifndef GN_API_ABI_H_INCLUDED
@@ -41,7 +45,7 @@
 
 #define GN_ABI_MAGIC    0x474e4d44u      /* "GNMD" */
 #define GN_ABI_MAJOR    1
-#define GN_ABI_MINOR    3
+#define GN_ABI_MINOR    4
 
 /* Compile-time feature test for module writers. */
 #define GN_ABI_AT_LEAST(major, minor)                                         \

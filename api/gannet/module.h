@@ -298,6 +298,36 @@ typedef struct {
                                    the retired totals) */
 } gn_proto_stats_t;
 
+/*
+ * ABI 1.4: one server of the TLS session cache's memcached tier
+ * (tls_session_memcached), its counters summed over the children
+ * (memcached_stats below; filled up to the caller's size, as
+ * proto_stats).
+ */
+#define GN_MEMCACHED_IDLE         0     /* not asked yet */
+#define GN_MEMCACHED_CONNECTING   1     /* connecting, or no answer yet */
+#define GN_MEMCACHED_UP           2
+#define GN_MEMCACHED_DOWN         3     /* failed; retried after a back-off */
+
+typedef struct {
+    uint32_t    size;           /* bytes the server filled */
+    uint32_t    state;          /* GN_MEMCACHED_*, as a child last saw it */
+    char        address[64];    /* as configured, NUL-terminated */
+    uint64_t    lookups;        /* sessions asked for */
+    uint64_t    hits;           /* ... found */
+    uint64_t    misses;         /* ... not there */
+    uint64_t    timeouts;       /* ... answered too late (past
+                                   tls_session_memcached_timeout) */
+    uint64_t    skipped;        /* not asked: the server was down */
+    uint64_t    stores;         /* sessions stored */
+    uint64_t    store_failures; /* ... not sent or refused */
+    uint64_t    err_connect;    /* connections refused, failed, closed */
+    uint64_t    err_protocol;   /* replies that were not memcached's */
+    uint64_t    err_stall;      /* no answer for a second */
+    uint64_t    rtt_us;         /* lookups' round trips, sum in us */
+    uint64_t    rtt_n;          /* ... and their number */
+} gn_memcached_stats_t;
+
 
 /* True when this server's table has `member` (it may be older than the
  * headers the module was built with). */
@@ -454,6 +484,13 @@ struct gn_api_s {
      * the other counters: see child_stats). */
     int         (*proto_stats)(int slot, gn_proto_stats_t *out,
                     size_t size);
+
+    /* -- 1.4: the TLS session cache's memcached tier. ------------------ */
+    /* Server `index` (0, 1, ... in the order of tls_session_memcached):
+     * 1 with *out filled up to `size` bytes (out->size says how many),
+     * 0 past the last one or when there is no memcached tier. */
+    int         (*memcached_stats)(unsigned index,
+                    gn_memcached_stats_t *out, size_t size);
 };
 
 

@@ -40,6 +40,13 @@
  *         "h1_requests", "h2_requests", "http2": {..} },
  *     "tls_session_cache": { "enabled", "entries", "used", "stores",
  *         "hits", "misses", "evictions" },
+ *     "tls_session_memcached": { "enabled", "lookups", "hits",
+ *         "misses", "timeouts", "skipped", "stores", "store_failures",
+ *         "errors": { "connect", "protocol", "stall" }, "rtt_us",
+ *         "servers": [ { "address", "state" ("idle" | "connecting" |
+ *             "up" | "down"), "lookups", "hits", "misses", "timeouts",
+ *             "skipped", "stores", "store_failures", "errors", "rtt_us"
+ *             } ] },
  *     "history_interval": s (0: sampling off), "history_interval_ms",
  *     "history_window": samples (60),
  *     "history": [ { "t" (unix time with a ms fraction), "requests",
@@ -63,6 +70,12 @@
  * gannet_requests_by_protocol_total{protocol}, gannet_http2_* in
  * Prometheus and a "Protocols" section of the page. An older server has
  * no proto_stats: they are absent, the rest is as it was.
+ *
+ * The memcached tier of the TLS session cache (ABI 1.4,
+ * memcached_stats): per server and summed, "tls_session_memcached" in
+ * the JSON (rtt_us: the mean lookup round trip), gannet_tls_memcached_*
+ * in Prometheus (with a server label), a line per server on the page;
+ * the first GN_STATUS_MEMC servers.
  *
  * History: init_master maps a ring of GN_STATUS_SAMPLES samples
  * (MAP_SHARED, so every child sees the same one; a reload keeps it) and
@@ -128,6 +141,9 @@ typedef struct {
 } gn_status_ring_t;
 
 
+#define GN_STATUS_MEMC   32      /* memcached servers shown */
+
+
 /* Response body in request-memory chunks handed to api->write. */
 typedef struct {
     const gn_api_t      *api;
@@ -147,6 +163,10 @@ typedef struct {
     int                  have_proto;   /* the server has proto_stats */
     gn_proto_stats_t    *proto;        /* child[i]'s */
     gn_proto_stats_t     proto_total;
+    int                  have_memc;    /* the server has memcached_stats */
+    int                  nmemc;
+    gn_memcached_stats_t memc[GN_STATUS_MEMC];
+    gn_memcached_stats_t memc_total;
     uint64_t             now;          /* unix seconds */
     uint64_t             interval;     /* ms; 0: no history */
     uint64_t             exited;       /* children retired so far */
@@ -216,6 +236,24 @@ gn_status_proto_add(gn_proto_stats_t *t, const gn_proto_stats_t *c)
     t->h2_client_resets += c->h2_client_resets;
     t->h2_open += c->h2_open;
     t->h2_streams += c->h2_streams;
+}
+
+
+static void
+gn_status_memc_add(gn_memcached_stats_t *t, const gn_memcached_stats_t *m)
+{
+    t->lookups += m->lookups;
+    t->hits += m->hits;
+    t->misses += m->misses;
+    t->timeouts += m->timeouts;
+    t->skipped += m->skipped;
+    t->stores += m->stores;
+    t->store_failures += m->store_failures;
+    t->err_connect += m->err_connect;
+    t->err_protocol += m->err_protocol;
+    t->err_stall += m->err_stall;
+    t->rtt_us += m->rtt_us;
+    t->rtt_n += m->rtt_n;
 }
 
 
@@ -679,6 +717,59 @@ gn_status_json_proto(gn_status_out_t *o, const gn_proto_stats_t *p)
 }
 
 
+static const char *
+gn_status_memc_state(uint32_t state)
+{
+    static const char  *names[] = { "idle", "connecting", "up", "down" };
+
+    return state < 4 ? names[state] : "unknown";
+}
+
+
+static uint64_t
+gn_status_memc_rtt(const gn_memcached_stats_t *m)
+{
+    return m->rtt_n ? m->rtt_us / m->rtt_n : 0;
+}
+
+
+/* "tls_session_memcached": the sum, then each server (1.4). */
+static void
+gn_status_json_memc(gn_status_out_t *o, gn_status_snap_t *s)
+{
+    const gn_memcached_stats_t  *m = &s->memc_total;
+    int                          i;
+
+    gn_status_printf(o, "\n\"tls_session_memcached\":{\"enabled\":%s,"
+        "\"lookups\":%" PRIu64 ",\"hits\":%" PRIu64 ",\"misses\":%" PRIu64
+        ",\"timeouts\":%" PRIu64 ",\"skipped\":%" PRIu64 ",\"stores\":%"
+        PRIu64 ",\"store_failures\":%" PRIu64 ",\"errors\":{\"connect\":%"
+        PRIu64 ",\"protocol\":%" PRIu64 ",\"stall\":%" PRIu64 "},"
+        "\"rtt_us\":%" PRIu64 ",\"servers\":[",
+        s->nmemc ? "true" : "false", m->lookups, m->hits, m->misses,
+        m->timeouts, m->skipped, m->stores, m->store_failures,
+        m->err_connect, m->err_protocol, m->err_stall,
+        gn_status_memc_rtt(m));
+
+    for (i = 0; i < s->nmemc; i++) {
+        m = &s->memc[i];
+        gn_status_printf(o, "%s{\"address\":", i ? "," : "");
+        gn_status_json_str(o, m->address);
+        gn_status_printf(o, ",\"state\":\"%s\",\"lookups\":%" PRIu64
+            ",\"hits\":%" PRIu64 ",\"misses\":%" PRIu64 ",\"timeouts\":%"
+            PRIu64 ",\"skipped\":%" PRIu64 ",\"stores\":%" PRIu64
+            ",\"store_failures\":%" PRIu64 ",\"errors\":%" PRIu64
+            ",\"rtt_us\":%" PRIu64 "}",
+            gn_status_memc_state(m->state), m->lookups, m->hits, m->misses,
+            m->timeouts, m->skipped, m->stores, m->store_failures,
+            m->err_connect + m->err_protocol + m->err_stall,
+            gn_status_memc_rtt(m));
+    }
+
+    gn_status_printf(o, "]},");
+}
+
+
 static void
 gn_status_json(const gn_api_t *api, gn_status_out_t *o, gn_status_snap_t *s)
 {
@@ -721,13 +812,19 @@ gn_status_json(const gn_api_t *api, gn_status_out_t *o, gn_status_snap_t *s)
     gn_status_printf(o, "},\n\"tls_session_cache\":{\"enabled\":%s,"
         "\"entries\":%" PRIu64 ",\"used\":%" PRIu64 ",\"stores\":%" PRIu64
         ",\"hits\":%" PRIu64 ",\"misses\":%" PRIu64 ",\"evictions\":%"
-        PRIu64 "},\n\"history_interval\":%" PRIu64
-        ",\"history_interval_ms\":%" PRIu64 ",\"history_window\":%d,\n"
-        "\"history\":[",
+        PRIu64 "},",
         sv->tls_cache_entries ? "true" : "false", sv->tls_cache_entries,
         sv->tls_cache_used, sv->tls_cache_stores, sv->tls_cache_hits,
-        sv->tls_cache_misses, sv->tls_cache_evictions,
-        s->interval / 1000, s->interval, GN_STATUS_SAMPLES);
+        sv->tls_cache_misses, sv->tls_cache_evictions);
+
+    if (s->have_memc) {
+        gn_status_json_memc(o, s);
+    }
+
+    gn_status_printf(o, "\n\"history_interval\":%" PRIu64
+        ",\"history_interval_ms\":%" PRIu64 ",\"history_window\":%d,\n"
+        "\"history\":[", s->interval / 1000, s->interval,
+        GN_STATUS_SAMPLES);
 
     for (i = 0; i < s->nhist; i++) {
         h = &s->hist[i];
@@ -982,6 +1079,81 @@ gn_status_prom_children(gn_status_out_t *o, gn_status_snap_t *s)
 }
 
 
+/* One labelled sample per memcached server: {server="ADDR"[,k="v"]}. */
+static void
+gn_status_prom_memc_row(gn_status_out_t *o, const char *name,
+    const gn_memcached_stats_t *m, const char *label, uint64_t v)
+{
+    gn_status_printf(o, "%s{server=\"", name);
+    gn_status_prom_str(o, m->address);
+    gn_status_printf(o, "\"%s%s} %" PRIu64 "\n", label[0] ? "," : "", label,
+                     v);
+}
+
+
+static void
+gn_status_prom_memc(gn_status_out_t *o, gn_status_snap_t *s)
+{
+    const gn_memcached_stats_t  *m;
+    int                          i;
+
+    gn_status_prom_head(o, "gannet_tls_memcached_up", "gauge",
+                        "1: the memcached server answers.");
+    for (i = 0; i < s->nmemc; i++) {
+        gn_status_prom_memc_row(o, "gannet_tls_memcached_up", &s->memc[i],
+                                "", s->memc[i].state == GN_MEMCACHED_UP);
+    }
+
+    gn_status_prom_head(o, "gannet_tls_memcached_lookups_total", "counter",
+                        "TLS session lookups by result.");
+    for (i = 0; i < s->nmemc; i++) {
+        m = &s->memc[i];
+        gn_status_prom_memc_row(o, "gannet_tls_memcached_lookups_total", m,
+                                "result=\"hit\"", m->hits);
+        gn_status_prom_memc_row(o, "gannet_tls_memcached_lookups_total", m,
+                                "result=\"miss\"", m->misses);
+        gn_status_prom_memc_row(o, "gannet_tls_memcached_lookups_total", m,
+                                "result=\"timeout\"", m->timeouts);
+        gn_status_prom_memc_row(o, "gannet_tls_memcached_lookups_total", m,
+                                "result=\"skipped\"", m->skipped);
+    }
+
+    gn_status_prom_head(o, "gannet_tls_memcached_stores_total", "counter",
+                        "TLS sessions sent to be stored, by result.");
+    for (i = 0; i < s->nmemc; i++) {
+        m = &s->memc[i];
+        gn_status_prom_memc_row(o, "gannet_tls_memcached_stores_total", m,
+                                "result=\"stored\"", m->stores);
+        gn_status_prom_memc_row(o, "gannet_tls_memcached_stores_total", m,
+                                "result=\"failed\"", m->store_failures);
+    }
+
+    gn_status_prom_head(o, "gannet_tls_memcached_errors_total", "counter",
+                        "Times the server was found down, by cause.");
+    for (i = 0; i < s->nmemc; i++) {
+        m = &s->memc[i];
+        gn_status_prom_memc_row(o, "gannet_tls_memcached_errors_total", m,
+                                "class=\"connect\"", m->err_connect);
+        gn_status_prom_memc_row(o, "gannet_tls_memcached_errors_total", m,
+                                "class=\"protocol\"", m->err_protocol);
+        gn_status_prom_memc_row(o, "gannet_tls_memcached_errors_total", m,
+                                "class=\"stall\"", m->err_stall);
+    }
+
+    gn_status_prom_head(o, "gannet_tls_memcached_rtt_seconds", "summary",
+                        "Round trips of the lookups answered.");
+    for (i = 0; i < s->nmemc; i++) {
+        m = &s->memc[i];
+        gn_status_printf(o, "gannet_tls_memcached_rtt_seconds_sum{server=\"");
+        gn_status_prom_str(o, m->address);
+        gn_status_printf(o, "\"} %" PRIu64 ".%06" PRIu64 "\n",
+                         m->rtt_us / 1000000, m->rtt_us % 1000000);
+        gn_status_prom_memc_row(o, "gannet_tls_memcached_rtt_seconds_count",
+                                m, "", m->rtt_n);
+    }
+}
+
+
 static void
 gn_status_prom(const gn_api_t *api, gn_status_out_t *o, gn_status_snap_t *s)
 {
@@ -1045,6 +1217,10 @@ gn_status_prom(const gn_api_t *api, gn_status_out_t *o, gn_status_snap_t *s)
                          "gannet_tls_session_cache_%s %" PRIu64 "\n",
                          cache[i].name, cache[i].help, cache[i].name,
                          cache[i].type, cache[i].name, v);
+    }
+
+    if (s->have_memc && s->nmemc > 0) {
+        gn_status_prom_memc(o, s);
     }
 }
 
@@ -1362,7 +1538,9 @@ static void
 gn_status_html_head(const gn_api_t *api, gn_status_out_t *o,
     gn_status_snap_t *s)
 {
-    gn_server_stats_t  *sv = &s->server;
+    gn_server_stats_t           *sv = &s->server;
+    const gn_memcached_stats_t  *m;
+    int                          i;
 
     gn_status_printf(o, "<!DOCTYPE html>\n<html lang=en><head>"
                      "<meta charset=utf-8><title>Gannet status</title>"
@@ -1385,6 +1563,22 @@ gn_status_html_head(const gn_api_t *api, gn_status_out_t *o,
                          sv->tls_cache_entries, sv->tls_cache_stores,
                          sv->tls_cache_hits, sv->tls_cache_misses,
                          sv->tls_cache_evictions);
+    }
+
+    for (i = 0; s->have_memc && i < s->nmemc; i++) {
+        m = &s->memc[i];
+        gn_status_printf(o, "<p class=gn-memc>TLS session cache, memcached ");
+        gn_status_html_str(o, m->address);
+        gn_status_printf(o, ": %s; %" PRIu64 " lookups, %" PRIu64 " hits, %"
+                         PRIu64 " misses, %" PRIu64 " timeouts, %" PRIu64
+                         " skipped; %" PRIu64 " stores, %" PRIu64
+                         " failed; errors: %" PRIu64 " connect, %" PRIu64
+                         " protocol, %" PRIu64 " stall; round trip %" PRIu64
+                         " us</p>\n", gn_status_memc_state(m->state),
+                         m->lookups, m->hits, m->misses, m->timeouts,
+                         m->skipped, m->stores, m->store_failures,
+                         m->err_connect, m->err_protocol, m->err_stall,
+                         gn_status_memc_rtt(m));
     }
 }
 
@@ -1513,6 +1707,15 @@ gn_status_snapshot(const gn_api_t *api, gn_request_t *r,
     s->have_server = api->server_stats(&s->server);
 
     s->have_proto = GN_API_HAS(api, proto_stats);
+
+    s->have_memc = GN_API_HAS(api, memcached_stats);
+    while (s->have_memc && s->nmemc < GN_STATUS_MEMC
+           && api->memcached_stats((unsigned) s->nmemc, &s->memc[s->nmemc],
+                                   sizeof(gn_memcached_stats_t)) == 1)
+    {
+        gn_status_memc_add(&s->memc_total, &s->memc[s->nmemc]);
+        s->nmemc++;
+    }
 
     max = api->max_slots();
     if (max > 0) {

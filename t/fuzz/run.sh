@@ -13,7 +13,8 @@ secs=${1:-10}
 here=$(cd "$(dirname "$0")" && pwd)
 srcdir=$(cd "$here/../.." && pwd)
 builddir=$(pwd)
-all="http_head http2_head chunked path conf htpasswd binlog scache regex"
+all="http_head http2_head chunked path conf htpasswd binlog scache regex
+    tls_hello"
 targets=${GN_FUZZ_TARGETS:-$all}
 
 case $secs in
