@@ -361,6 +361,165 @@ failed:
 }
 
 
+/* ---- sockets handed over at start ------------------------------------- */
+
+/*
+ * The convention of systemd's socket activation (sd_listen_fds(3)):
+ * LISTEN_PID is our pid and LISTEN_FDS the number of listening sockets
+ * passed from descriptor 3 on. The first cycle takes those whose bound
+ * address is that of a listen directive instead of binding its own
+ * (so a socket unit, or the master of an upgrade, keeps the queue of
+ * connections waiting on it); the others are closed. The variables are
+ * removed, so that no CGI or module child believes it was activated.
+ */
+
+#define GN_LISTEN_INHERIT_MAX   64
+
+static int        gn_listen_inherited[GN_LISTEN_INHERIT_MAX];
+static gn_uint_t  gn_listen_ninherited;
+
+
+void
+gn_listen_inherit(gn_log_t *log)
+{
+    const char  *fds, *lpid;
+    char        *end;
+    long         n, i;
+    int          fd, type, acc;
+    socklen_t    len;
+
+    fds = getenv("LISTEN_FDS");
+    lpid = getenv("LISTEN_PID");
+
+    if (fds != NULL && lpid != NULL
+        && strtol(lpid, &end, 10) == (long) getpid() && *end == '\0')
+    {
+        n = strtol(fds, &end, 10);
+        if (*end != '\0' || n < 0 || n > GN_LISTEN_INHERIT_MAX) {
+            gn_log_error(GN_LOG_WARN, log, 0, "LISTEN_FDS=\"%s\" ignored: "
+                         "expected 0 to %d sockets", fds,
+                         GN_LISTEN_INHERIT_MAX);
+            n = 0;
+        }
+
+        for (i = 0; i < n; i++) {
+            fd = 3 + (int) i;
+            len = sizeof(type);
+            if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == -1
+                || type != SOCK_STREAM
+                || getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &len)
+                   == -1
+                || !acc)
+            {
+                gn_log_error(GN_LOG_WARN, log, 0, "inherited descriptor %d "
+                             "is not a listening TCP socket: ignored", fd);
+                continue;
+            }
+            (void) fcntl(fd, F_SETFD, FD_CLOEXEC);
+            gn_listen_inherited[gn_listen_ninherited++] = fd;
+        }
+    }
+
+    (void) unsetenv("LISTEN_FDS");
+    (void) unsetenv("LISTEN_PID");
+    (void) unsetenv("LISTEN_FDNAMES");
+}
+
+
+static int
+gn_listen_same_addr(const struct sockaddr_storage *a,
+    const struct sockaddr_storage *b)
+{
+    const struct sockaddr_in   *a4, *b4;
+    const struct sockaddr_in6  *a6, *b6;
+
+    if (a->ss_family != b->ss_family) {
+        return 0;
+    }
+    if (a->ss_family == AF_INET) {
+        a4 = (const struct sockaddr_in *) a;
+        b4 = (const struct sockaddr_in *) b;
+        return a4->sin_port == b4->sin_port
+               && a4->sin_addr.s_addr == b4->sin_addr.s_addr;
+    }
+    if (a->ss_family == AF_INET6) {
+        a6 = (const struct sockaddr_in6 *) a;
+        b6 = (const struct sockaddr_in6 *) b;
+        return a6->sin6_port == b6->sin6_port
+               && memcmp(&a6->sin6_addr, &b6->sin6_addr, 16) == 0;
+    }
+    return 0;
+}
+
+
+/* The inherited socket bound to ls's address, made ours; -1: none. */
+static int
+gn_listen_take_inherited(gn_listen_t *ls, gn_log_t *log)
+{
+    struct sockaddr_storage  sa;
+    socklen_t                len;
+    gn_uint_t                i;
+    int                      fd, fl;
+
+    for (i = 0; i < gn_listen_ninherited; i++) {
+        fd = gn_listen_inherited[i];
+        len = sizeof(sa);
+        if (fd == -1
+            || getsockname(fd, (struct sockaddr *) &sa, &len) == -1
+            || !gn_listen_same_addr(&sa, &ls->sa))
+        {
+            continue;
+        }
+
+        gn_listen_inherited[i] = -1;
+        fl = fcntl(fd, F_GETFL);
+        (void) fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+        (void) listen(fd, (int) ls->backlog);
+        gn_listen_deferred(ls, fd, log);
+        gn_log_error(GN_LOG_INFO, log, 0, "listening on %.*s: inherited "
+                     "socket (descriptor %d)", GN_STR_ARG(&ls->text), fd);
+        return fd;
+    }
+
+    return -1;
+}
+
+
+/* After the first cycle opened its sockets: the inherited ones no
+ * listen directive took. */
+static void
+gn_listen_inherited_close(gn_log_t *log)
+{
+    struct sockaddr_storage  sa;
+    socklen_t                len;
+    gn_uint_t                i;
+    char                     text[64];
+
+    for (i = 0; i < gn_listen_ninherited; i++) {
+        if (gn_listen_inherited[i] == -1) {
+            continue;
+        }
+        len = sizeof(sa);
+        text[0] = '\0';
+        if (getsockname(gn_listen_inherited[i], (struct sockaddr *) &sa,
+                        &len) == 0)
+        {
+            (void) gn_sockaddr_text((struct sockaddr *) &sa, text,
+                                    sizeof(text));
+        }
+        gn_log_error(GN_LOG_WARN, log, 0, "inherited socket %s port %d "
+                     "(descriptor %d) matches no \"listen\": closed", text,
+                     sa.ss_family == AF_INET6
+                     ? ntohs(((struct sockaddr_in6 *) &sa)->sin6_port)
+                     : ntohs(((struct sockaddr_in *) &sa)->sin_port),
+                     gn_listen_inherited[i]);
+        close(gn_listen_inherited[i]);
+        gn_listen_inherited[i] = -1;
+    }
+    gn_listen_ninherited = 0;
+}
+
+
 static gn_int_t
 gn_listen_open_all(gn_cycle_t *cycle, gn_cycle_t *old, gn_log_t *log)
 {
@@ -370,6 +529,13 @@ gn_listen_open_all(gn_cycle_t *cycle, gn_cycle_t *old, gn_log_t *log)
     ls = cycle->listening.elts;
 
     for (i = 0; i < cycle->listening.nelts; i++) {
+
+        if (old == NULL && gn_listen_ninherited > 0) {
+            ls[i].fd = gn_listen_take_inherited(&ls[i], log);
+            if (ls[i].fd != -1) {
+                continue;
+            }
+        }
 
         if (old != NULL) {
             ols = old->listening.elts;
@@ -397,6 +563,10 @@ gn_listen_open_all(gn_cycle_t *cycle, gn_cycle_t *old, gn_log_t *log)
         if (ls[i].fd == -1) {
             goto failed;
         }
+    }
+
+    if (old == NULL && gn_listen_ninherited > 0) {
+        gn_listen_inherited_close(log);
     }
 
     return GN_OK;

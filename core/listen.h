@@ -24,6 +24,13 @@ gn_int_t gn_listen_parse_addr(const gn_str_t *text, gn_listen_opt_t *lo,
  * address) and closes what the next cycle does not take over. */
 extern const gn_feature_t  gn_listen_feature;
 
+/* At start, before the configuration is opened: takes note of the
+ * listening sockets passed by LISTEN_FDS / LISTEN_PID (systemd socket
+ * activation; fds 3 ...), which the first cycle uses for the listen
+ * directives with their addresses instead of binding (and closes the
+ * rest); removes those variables from the environment. */
+void gn_listen_inherit(gn_log_t *log);
+
 /* Closes the sockets of `old` that `cycle` did not take over (cycle may
  * be NULL: close all). */
 void gn_listen_close_unused(gn_cycle_t *old, gn_cycle_t *cycle);

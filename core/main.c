@@ -19,6 +19,7 @@
 #include "cycle.h"
 #include "log.h"
 #include "master.h"
+#include "listen.h"
 #include "process.h"
 #include "scoreboard.h"
 #include "module.h"
@@ -468,6 +469,8 @@ gn_start(gn_cycle_t *cycle, const gn_options_t *o, const char *conf,
     if (gn_scoreboard_init() != GN_OK) {
         return 1;
     }
+
+    gn_listen_inherit(&gn_log_default);
 
     if (gn_cycle_open(cycle, NULL, &gn_log_default) != GN_OK) {
         return 1;

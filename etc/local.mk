@@ -14,7 +14,7 @@ gannetrundir   = $(localstatedir)/run
 systemdunitdir = $(prefix)/lib/systemd/system
 
 sbin_SCRIPTS += %reldir%/gannetctl
-systemdunit_DATA = %reldir%/gannet.service
+systemdunit_DATA = %reldir%/gannet.service %reldir%/gannet.socket
 logrotatedir = $(sysconfdir)/logrotate.d
 
 CLEANFILES += \
@@ -27,6 +27,7 @@ EXTRA_DIST += \
     %reldir%/gannetctl.in \
     %reldir%/gannet.conf.in \
     %reldir%/gannet.service.in \
+    %reldir%/gannet.socket \
     %reldir%/gannet.logrotate.in \
     %reldir%/mime.types \
     %reldir%/html/index.html

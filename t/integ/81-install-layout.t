@@ -110,7 +110,7 @@ is(join('', @bad), '', 'each names the module directory (and an installed'
 # ---- the systemd unit: valid, and hardened -------------------------------
 
 SKIP: {
-    skip('systemd-analyze not found', 3)
+    skip('systemd-analyze not found', 4)
         unless defined GnTest::_which('systemd-analyze');
 
     # the installed unit with its paths moved into DESTDIR, so that
@@ -132,6 +132,15 @@ SKIP: {
     ok(defined $level && $level <= 5.0,
        'systemd-analyze security: exposure ' . ($level // '?') . ' <= 5.0')
         or diag($out, $err);
+
+    # the socket unit beside it (socket activation, LISTEN_FDS)
+    my $sock = $t->read_file("$dest$dir{systemdunitdir}/gannet.socket");
+    $t->write_file('unit/gannet.socket', $sock // '');
+    ($rc, $out, $err) = $t->run_client(['systemd-analyze', 'verify', $copy,
+                                        "$t->{dir}/unit/gannet.socket"],
+                                       timeout => 30);
+    is(defined $sock ? "$rc $out$err" : 'missing', '0 ',
+       'gannet.socket installed, systemd-analyze verify: no complaint');
 }
 
 # ---- the installed binary, no -p, the minimal configuration -----------
