@@ -150,7 +150,7 @@ static const gn_conf_cmd_t  gn_tls_commands[] = {
       gn_tls_offset(session_timeout), NULL, "300s" },
     { gn_string("tls_ticket_key_file"), GN_CONF_MAIN | GN_CONF_TAKE1,
       gn_conf_set_file_slot, GN_CONF_LOC_CONF,
-      gn_tls_offset(ticket_key_file), NULL, NULL },
+      gn_tls_offset(ticket_key), NULL, NULL },
     gn_conf_null_cmd
 };
 
@@ -501,7 +501,7 @@ static gn_int_t
 gn_tls_read_key_file(gn_cycle_t *cycle, gn_tls_cycle_t *tc, char *err,
     size_t errlen)
 {
-    gn_conf_path_t  *kf = &gn_tls_conf(cycle->main_loc)->ticket_key_file;
+    gn_conf_path_t  *kf = &gn_tls_conf(cycle->main_loc)->ticket_key;
     gn_str_t        *name = &kf->path;
     struct stat      st;
     u_char           buf[65];
@@ -627,7 +627,7 @@ gn_tls_cycle_create(gn_cycle_t *cycle, char *err, size_t errlen)
         ls[i].tls_ctx = lctx;
     }
 
-    if (tc->ntls && gn_tls_conf(cycle->main_loc)->ticket_key_file.path.len) {
+    if (tc->ntls && gn_tls_conf(cycle->main_loc)->ticket_key_file.len) {
         return gn_tls_read_key_file(cycle, tc, err, errlen);
     }
 
