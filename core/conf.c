@@ -1094,6 +1094,32 @@ gn_conf_set_path_slot(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
 
 
 char *
+gn_conf_set_file_slot(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
+{
+    gn_conf_path_t  *fp;
+    gn_str_t        *value;
+
+    fp = (gn_conf_path_t *) ((u_char *) conf + cmd->offset);
+
+    if (fp->path.data != NULL) {
+        return GN_CONF_DUPLICATE;
+    }
+
+    value = cf->args->elts;
+    fp->path = value[1];
+
+    if (gn_conf_full_name(cf, &fp->path, 0) != GN_OK) {
+        return GN_CONF_ERROR;
+    }
+
+    fp->file = cf->file->name;
+    fp->line = cf->file->line;
+
+    return GN_CONF_OK;
+}
+
+
+char *
 gn_conf_set_str_array_slot(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
     void *conf)
 {

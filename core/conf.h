@@ -108,6 +108,14 @@ typedef struct {
     gn_uint_t        value;
 } gn_conf_enum_t;
 
+/* A file named by a directive: its absolute path, and where the
+ * directive stands (for the errors found when the file is used). */
+typedef struct {
+    gn_str_t          path;
+    gn_str_t          file;
+    gn_uint_t         line;
+} gn_conf_path_t;
+
 /* gn_conf_set_num_slot's post: the smallest value allowed (else 0) */
 extern const gn_int_t  gn_conf_num_min_1;
 
@@ -202,6 +210,9 @@ char *gn_conf_set_str_slot(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
     void *conf);                                          /* gn_str_t */
 char *gn_conf_set_path_slot(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
     void *conf);                                  /* gn_str_t, absolute */
+char *gn_conf_set_file_slot(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
+    void *conf);    /* gn_conf_path_t: absolute, with the directive's
+                       file:line for the errors found when it is read */
 char *gn_conf_set_str_array_slot(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
     void *conf);      /* gn_array_t * of gn_str_t; all args, appending */
 char *gn_conf_set_num_slot(gn_conf_t *cf, const gn_conf_cmd_t *cmd,

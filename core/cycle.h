@@ -69,14 +69,6 @@ typedef struct {
     gn_str_t                 text;       /* "127.0.0.1:8080" */
 } gn_listen_opt_t;
 
-/* A file named by a directive: its absolute path, and where the
- * directive stands (for the errors found when the file is used). */
-typedef struct {
-    gn_str_t          path;
-    gn_str_t          file;
-    gn_uint_t         line;
-} gn_conf_path_t;
-
 struct gn_srv_conf_s {
     gn_array_t       *names;       /* of gn_str_t, lower case */
     gn_array_t        listens;     /* of gn_listen_opt_t */

@@ -181,8 +181,8 @@ static const gn_conf_cmd_t  gn_tls_commands[] = {
       GN_CONF_MAIN | GN_CONF_TAKE1,
       gn_tls_conf_memc_prefix, GN_CONF_LOC_CONF, 0, NULL, NULL },
     { gn_string("tls_ticket_key_file"), GN_CONF_MAIN | GN_CONF_TAKE1,
-      gn_conf_set_path_slot, GN_CONF_LOC_CONF,
-      gn_tls_offset(ticket_key_file), NULL, NULL },
+      gn_conf_set_file_slot, GN_CONF_LOC_CONF,
+      gn_tls_offset(ticket_key), NULL, NULL },
     gn_conf_null_cmd
 };
 
@@ -565,40 +565,94 @@ gn_tls_ctx_id(gn_listen_t *ls)
 }
 
 
+/* tls_ticket_key_file, by the master at start and at every reload:
+ * exactly 64 bytes from a regular file nobody but its owner and group
+ * may read or write (a farm's shared key decrypts every ticket it ever
+ * issued). The checks are made with fstat() on the descriptor the key
+ * is read from, so the file checked is the file read; O_NONBLOCK keeps
+ * a FIFO from blocking the master. Errors name the file, the fix and
+ * the directive's file:line; the key's bytes never reach a message,
+ * and the copy on the stack is wiped. */
 static gn_int_t
 gn_tls_read_key_file(gn_cycle_t *cycle, gn_tls_cycle_t *tc, char *err,
     size_t errlen)
 {
-    gn_str_t  *name = &gn_tls_conf(cycle->main_loc)->ticket_key_file;
-    u_char     buf[65];
-    ssize_t    n;
-    int        fd;
+    gn_conf_path_t  *kf = &gn_tls_conf(cycle->main_loc)->ticket_key;
+    gn_str_t        *name = &kf->path;
+    struct stat      st;
+    u_char           buf[65];
+    ssize_t          n;
+    size_t           len;
+    int              fd;
 
-    fd = open((char *) name->data, O_RDONLY | O_CLOEXEC);
+    fd = open((char *) name->data,
+              O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd == -1) {
         snprintf(err, errlen, "open() \"%.*s\" failed (%d: %s)",
                  GN_STR_ARG(name), errno, strerror(errno));
-        return GN_ERROR;
+        goto failed;
     }
+
+    if (fstat(fd, &st) == -1) {
+        snprintf(err, errlen, "fstat() \"%.*s\" failed (%d: %s)",
+                 GN_STR_ARG(name), errno, strerror(errno));
+        goto failed;
+    }
+
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "the ticket key \"%.*s\" is not a regular "
+                 "file", GN_STR_ARG(name));
+        goto failed;
+    }
+
+    if (st.st_mode & (S_IROTH | S_IWOTH)) {
+        snprintf(err, errlen, "the ticket key \"%.*s\" is %s by others "
+                 "(mode %04o), make it private: chmod 600 %.*s",
+                 GN_STR_ARG(name),
+                 (st.st_mode & S_IROTH) == 0 ? "writable"
+                 : (st.st_mode & S_IWOTH) == 0 ? "readable"
+                 : "readable and writable",
+                 (unsigned) (st.st_mode & 07777), GN_STR_ARG(name));
+        goto failed;
+    }
+
     n = read(fd, buf, sizeof(buf));
-    close(fd);
+    if (n == -1) {
+        snprintf(err, errlen, "read() \"%.*s\" failed (%d: %s)",
+                 GN_STR_ARG(name), errno, strerror(errno));
+        goto failed;
+    }
 
     if (n != 64) {
         snprintf(err, errlen, "\"%.*s\" must hold exactly 64 bytes of key "
-                 "(head -c 64 /dev/urandom > file), it has %zd",
-                 GN_STR_ARG(name), n);
-        return GN_ERROR;
+                 "(gannetctl ticket-key %.*s), it has %lld",
+                 GN_STR_ARG(name), GN_STR_ARG(name),
+                 (long long) (n < 64 ? n : st.st_size));
+        goto failed;
     }
 
     tc->ticket_key.data = gn_pnalloc(cycle->pool, 64);
     if (tc->ticket_key.data == NULL) {
         snprintf(err, errlen, "out of memory");
-        return GN_ERROR;
+        goto failed;
     }
     memcpy(tc->ticket_key.data, buf, 64);
     tc->ticket_key.size = 64;
 
+    gnutls_memset(buf, 0, sizeof(buf));
+    close(fd);
     return GN_OK;
+
+failed:
+
+    gnutls_memset(buf, 0, sizeof(buf));
+    if (fd != -1) {
+        close(fd);
+    }
+    len = strlen(err);
+    snprintf(err + len, errlen - len, " (\"tls_ticket_key_file\" directive "
+             "in %.*s:%d)", GN_STR_ARG(&kf->file), (int) kf->line);
+    return GN_ERROR;
 }
 
 

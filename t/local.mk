@@ -187,7 +187,8 @@ GN_INTEG_TESTS = \
     %reldir%/integ/92-http2-browser.t \
     %reldir%/integ/93-http2-reload.t \
     %reldir%/integ/94-http2-status.t \
-    %reldir%/integ/95-h2spec.t
+    %reldir%/integ/95-h2spec.t \
+    %reldir%/integ/97-tls-ticket-keys.t
 
 # Test certificates (a CA, ECDSA and RSA server certificates), made at
 # `make check` time: no private key is committed.

@@ -35,14 +35,15 @@ typedef struct {
 } t_srv_conf_t;
 
 typedef struct {
-    gn_int_t     workers;
-    gn_flag_t    daemon;
-    gn_str_t     pid;
-    gn_str_t     user;
-    size_t       buffer_size;
-    gn_msec_t    timeout;
-    gn_array_t  *env;
-    gn_array_t  *servers;       /* of t_srv_conf_t * */
+    gn_int_t         workers;
+    gn_flag_t        daemon;
+    gn_str_t         pid;
+    gn_str_t         user;
+    size_t           buffer_size;
+    gn_msec_t        timeout;
+    gn_array_t      *env;
+    gn_conf_path_t   key;           /* file slot */
+    gn_array_t      *servers;       /* of t_srv_conf_t * */
 } t_main_conf_t;
 
 
@@ -77,6 +78,9 @@ static const gn_conf_cmd_t  t_main_cmds[] = {
     { gn_string("env"), GN_CONF_MAIN | GN_CONF_1MORE,
       gn_conf_set_str_array_slot, GN_CONF_MAIN_CONF,
       offsetof(t_main_conf_t, env), NULL, NULL },
+    { gn_string("key_file"), GN_CONF_MAIN | GN_CONF_TAKE1,
+      gn_conf_set_file_slot, GN_CONF_MAIN_CONF,
+      offsetof(t_main_conf_t, key), NULL, NULL },
     { gn_string("server"), GN_CONF_MAIN | GN_CONF_BLOCK | GN_CONF_NOARGS,
       t_server, GN_CONF_MAIN_CONF, 0, NULL, NULL },
     { gn_string("echo"), GN_CONF_ANY | GN_CONF_1MORE,
@@ -583,6 +587,7 @@ test_setters(void)
         "timeout 1m30s;\n"
         "env A=1 B=2;\n"
         "env C=3;\n"
+        "key_file keys/t.key;\n"
         "server {\n"
         "    listen 80 default;\n"
         "    listen 443;\n"
@@ -619,6 +624,11 @@ test_setters(void)
     is_str(mcf->user.data, mcf->user.len, "www data", "str slot, quoted");
     is_int(mcf->buffer_size, 8 * 1024 * 1024, "size slot: 8m");
     is_int(mcf->timeout, 90000, "msec slot: 1m30s");
+
+    is_str(mcf->key.path.data, mcf->key.path.len, "/srv/gannet/keys/t.key",
+           "file slot resolved against prefix");
+    ok(gn_str_eq(&mcf->key.file, "t.conf") && mcf->key.line == 9,
+       "file slot keeps the directive's file:line");
 
     s = mcf->env->elts;
     ok(mcf->env->nelts == 3 && gn_str_eq(&s[0], "A=1")
@@ -664,6 +674,8 @@ test_setters(void)
     conf_err("daemon on;\ndaemon on;",
              "\"daemon\" directive is duplicate in t.conf:2");
     conf_err("pid a; pid b;", "\"pid\" directive is duplicate in t.conf:1");
+    conf_err("key_file a;\nkey_file b;",
+             "\"key_file\" directive is duplicate in t.conf:2");
     conf_err("buffer_size 1k; buffer_size 1k;",
              "\"buffer_size\" directive is duplicate in t.conf:1");
     conf_err("timeout 1s; timeout 1s;",
