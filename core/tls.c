@@ -747,7 +747,7 @@ gn_tls_cycle_create(gn_cycle_t *cycle, char *err, size_t errlen)
         return GN_ERROR;
     }
 
-    if (tc->ntls && gn_tls_conf(cycle->main_loc)->ticket_key_file.len) {
+    if (tc->ntls && gn_tls_conf(cycle->main_loc)->ticket_key.path.len) {
         return gn_tls_read_key_file(cycle, tc, err, errlen);
     }
 

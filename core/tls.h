@@ -33,11 +33,8 @@ typedef struct {
 
     ssize_t           session_cache;    /* bytes; 0: off */
     gn_msec_t         session_timeout;
-    union {
-        gn_str_t          ticket_key_file;  /* = ticket_key.path */
-        gn_conf_path_t    ticket_key;       /* the path and the
-                                               directive's file:line */
-    };
+    gn_conf_path_t    ticket_key;       /* the path and the directive's
+                                           file:line */
 } gn_tls_conf_t;
 
 #define gn_tls_conf(lc)    ((gn_tls_conf_t *) (lc)->conf[GN_FEATURE_TLS])
