@@ -178,7 +178,8 @@ GN_INTEG_TESTS = \
     %reldir%/integ/92-http2-browser.t \
     %reldir%/integ/93-http2-reload.t \
     %reldir%/integ/94-http2-status.t \
-    %reldir%/integ/95-h2spec.t
+    %reldir%/integ/95-h2spec.t \
+    %reldir%/integ/96-tls-memcached.t
 
 # Test certificates (a CA, ECDSA and RSA server certificates), made at
 # `make check` time: no private key is committed.
@@ -197,7 +198,8 @@ GN_ABI_TESTS = %reldir%/abi-check.sh
 
 TESTS += $(GN_UNIT_TESTS) $(GN_INTEG_TESTS) $(GN_ABI_TESTS)
 EXTRA_DIST += $(GN_INTEG_TESTS) %reldir%/lib/GnTest.pm %reldir%/lib/GnTLS.pm \
-    %reldir%/lib/GnLoad.pm %reldir%/lib/tlsraw.py %reldir%/lib/h2raw.py \
+    %reldir%/lib/GnLoad.pm %reldir%/lib/GnMemc.pm \
+    %reldir%/lib/tlsraw.py %reldir%/lib/h2raw.py \
     %reldir%/README.md %reldir%/valgrind.supp \
     %reldir%/mkcerts.sh %reldir%/include-graph.pl
 
