@@ -188,6 +188,7 @@ GN_INTEG_TESTS = \
     %reldir%/integ/93-http2-reload.t \
     %reldir%/integ/94-http2-status.t \
     %reldir%/integ/95-h2spec.t \
+    %reldir%/integ/96-tls-memcached.t \
     %reldir%/integ/97-tls-ticket-keys.t
 
 # Test certificates (a CA, ECDSA and RSA server certificates), made at
@@ -207,7 +208,8 @@ GN_ABI_TESTS = %reldir%/abi-check.sh
 
 TESTS += $(GN_UNIT_TESTS) $(GN_INTEG_TESTS) $(GN_ABI_TESTS)
 EXTRA_DIST += $(GN_INTEG_TESTS) %reldir%/lib/GnTest.pm %reldir%/lib/GnTLS.pm \
-    %reldir%/lib/GnLoad.pm %reldir%/lib/tlsraw.py %reldir%/lib/h2raw.py \
+    %reldir%/lib/GnLoad.pm %reldir%/lib/GnMemc.pm \
+    %reldir%/lib/tlsraw.py %reldir%/lib/h2raw.py \
     %reldir%/README.md %reldir%/valgrind.supp \
     %reldir%/mkcerts.sh %reldir%/include-graph.pl
 
