@@ -254,7 +254,7 @@ gn_memc_fail(gn_memc_srv_t *s, const char *why, int err)
             gn_memc_count(s->st, store_failures);
         }
         if (op->handler != NULL) {
-            op->handler(op->data, GN_ERROR, NULL, 0);
+            (void) op->handler(op->data, GN_ERROR, NULL, 0);
         }
         gn_memc_op_put(op);
     }
@@ -595,9 +595,10 @@ gn_memc_done(gn_memc_srv_t *s, gn_int_t rc, const u_char *val, size_t len)
                                       gn_memc_now_us() - op->start_us,
                                       __ATOMIC_RELAXED);
             gn_memc_count(s->st, rtt_n);
-            if (rc == GN_OK) {
+            /* a value the caller could not use is no hit */
+            if (op->handler(op->data, rc, val, len) == GN_OK) {
                 gn_memc_count(s->st, hits);
-            } else if (rc == GN_DECLINED) {
+            } else if (rc != GN_ERROR) {
                 gn_memc_count(s->st, misses);
             }
         }
@@ -613,9 +614,6 @@ gn_memc_done(gn_memc_srv_t *s, gn_int_t rc, const u_char *val, size_t len)
         break;
     }
 
-    if (op->handler != NULL) {
-        op->handler(op->data, rc, val, len);
-    }
     gn_memc_op_put(op);
 }
 

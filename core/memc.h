@@ -41,8 +41,8 @@ typedef enum {
 /* One server's counters, summed over the children (relaxed atomics). */
 typedef struct {
     uint64_t    lookups;        /* asked */
-    uint64_t    hits;           /* found */
-    uint64_t    misses;         /* not found */
+    uint64_t    hits;           /* found, and the caller used it */
+    uint64_t    misses;         /* not found, or unusable */
     uint64_t    timeouts;       /* the caller stopped waiting */
     uint64_t    skipped;        /* not asked: down, or too much queued */
     uint64_t    stores;         /* stored (memcached said so) */
@@ -72,10 +72,11 @@ typedef struct {
 
 typedef struct gn_memc_op_s  gn_memc_op_t;
 
-/* A lookup's answer: GN_OK with the value, GN_DECLINED not found,
+/* A lookup's answer: rc GN_OK with the value, GN_DECLINED not found,
  * GN_ERROR the server failed. Called from the event loop, never from
- * inside gn_memc_get(). */
-typedef void (*gn_memc_handler_pt)(void *data, gn_int_t rc,
+ * inside gn_memc_get(). Returns GN_OK when it used the value (a hit);
+ * anything else makes a value found a miss. */
+typedef gn_int_t (*gn_memc_handler_pt)(void *data, gn_int_t rc,
     const u_char *val, size_t len);
 
 

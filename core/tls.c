@@ -1129,7 +1129,7 @@ gn_tls_farm_wait(gn_conn_t *c)
  * callback, and copied to shared memory so that the next connection on
  * this machine finds it there. The handshake resumes from a timer, not
  * from inside the memcached client. */
-static void
+static gn_int_t
 gn_tls_farm_found(void *data, gn_int_t rc, const u_char *val, size_t len)
 {
     gn_conn_t       *c = data;
@@ -1144,7 +1144,7 @@ gn_tls_farm_found(void *data, gn_int_t rc, const u_char *val, size_t len)
     gn_timer_set(&t->mtimer, 0);
 
     if (rc != GN_OK || len == 0 || len > GN_TLS_SCACHE_DATA) {
-        return;
+        return GN_DECLINED;
     }
 
     /* whatever memcached holds is only a candidate: GnuTLS checks the
@@ -1154,12 +1154,12 @@ gn_tls_farm_found(void *data, gn_int_t rc, const u_char *val, size_t len)
     d.size = (unsigned int) len;
     expire = gnutls_db_check_entry_expire_time(&d);
     if (expire <= gn_current_sec) {
-        return;
+        return GN_DECLINED;             /* expired, or not a session */
     }
 
     t->pref = malloc(len);
     if (t->pref == NULL) {
-        return;
+        return GN_DECLINED;
     }
     memcpy(t->pref, val, len);
     t->pref_len = len;
@@ -1171,6 +1171,8 @@ gn_tls_farm_found(void *data, gn_int_t rc, const u_char *val, size_t len)
         (void) gn_scache_store(tc->scache, k, klen, val, len, gn_current_sec,
                                expire - gn_current_sec);
     }
+
+    return GN_OK;
 }
 
 

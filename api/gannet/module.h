@@ -314,8 +314,8 @@ typedef struct {
     uint32_t    state;          /* GN_MEMCACHED_*, as a child last saw it */
     char        address[64];    /* as configured, NUL-terminated */
     uint64_t    lookups;        /* sessions asked for */
-    uint64_t    hits;           /* ... found */
-    uint64_t    misses;         /* ... not there */
+    uint64_t    hits;           /* ... found and usable */
+    uint64_t    misses;         /* ... not there, or unusable */
     uint64_t    timeouts;       /* ... answered too late (past
                                    tls_session_memcached_timeout) */
     uint64_t    skipped;        /* not asked: the server was down */
