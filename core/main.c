@@ -52,8 +52,8 @@ gn_usage(FILE *f)
         "  -t         test the configuration and exit\n"
         "  -T         test the configuration, print it (includes too) and\n"
         "             exit\n"
-        "  -s SIGNAL  send SIGNAL to the master: stop, quit, reload, reopen;\n"
-        "             or `status`: exit 0 if running, 3 if not\n"
+        "  -s SIGNAL  send SIGNAL to the master: stop, quit, reload, reopen,\n"
+        "             upgrade; or `status`: exit 0 if running, 3 if not\n"
         "  -v         show the version, then exit\n"
         "  -V, --version\n"
         "             show the version, the build and the configure\n"
@@ -322,6 +322,71 @@ gn_reload_and_wait(const char *pidfile, pid_t pid)
 }
 
 
+/*
+ * -s upgrade: USR2, then the outcome (master.c): the pid file names a
+ * new master while PIDFILE.oldbin names this one (done: the old master
+ * is left for the caller to stop), or PIDFILE names the old master again
+ * and there is no .oldbin (the new one failed; its reason is in the
+ * error log). Bounded by GN_UPGRADE_WAIT_SEC.
+ */
+#define GN_UPGRADE_WAIT_SEC  30
+
+static int
+gn_upgrade_and_wait(const char *pidfile, pid_t pid)
+{
+    struct timespec  tick = { 0, 20 * 1000000 };
+    char             oldbin[PATH_MAX + 8];
+    gn_uint_t        waited, moved;
+    pid_t            now;
+
+    snprintf(oldbin, sizeof(oldbin), "%s.oldbin", pidfile);
+    if (access(oldbin, F_OK) == 0) {
+        gn_log_stderr(0, "[error] %s exists: an upgrade is under way, or "
+                      "its old master was not stopped", oldbin);
+        return 1;
+    }
+
+    if (kill(pid, SIGUSR2) == -1) {
+        gn_log_stderr(errno, "[error] kill(%d, SIGUSR2) failed", (int) pid);
+        return 1;
+    }
+
+    moved = 0;
+    for (waited = 0; waited < GN_UPGRADE_WAIT_SEC * 50; waited++) {
+        (void) nanosleep(&tick, NULL);
+
+        if (access(oldbin, F_OK) == 0) {
+            moved = 1;                  /* the old master renamed it */
+            now = gn_read_pid(pidfile, 1);
+            if (now > 0 && now != pid && gn_pid_is_gannet(now)) {
+                gn_log_stderr(0, "upgraded: new master pid %d, old master "
+                              "pid %d (stop it with QUIT when the new one "
+                              "serves)", (int) now, (int) pid);
+                return 0;
+            }
+            continue;
+        }
+
+        if (!gn_pid_is_gannet(pid)) {
+            gn_log_stderr(0, "[error] the server (pid %d) exited", (int) pid);
+            return 1;
+        }
+        if (moved || waited >= 5 * 50) {
+            /* renamed back (or never renamed: SIGUSR2 refused) */
+            gn_log_stderr(0, "upgrade failed, the server (pid %d) still "
+                          "runs the old binary (see its error log)",
+                          (int) pid);
+            return 1;
+        }
+    }
+
+    gn_log_stderr(0, "[error] the new master did not start within %d s; "
+                  "the server (pid %d) still runs (see its error log)",
+                  GN_UPGRADE_WAIT_SEC, (int) pid);
+    return 1;
+}
+
+
 static int
 gn_send_signal(const char *pidfile, const char *name)
 {
@@ -336,7 +401,7 @@ gn_send_signal(const char *pidfile, const char *name)
 
     if (s->signo == 0 && strcmp(name, "status") != 0) {
         gn_log_stderr(0, "invalid signal \"%s\", expected stop, quit, "
-                      "reload, reopen or status", name);
+                      "reload, reopen, upgrade or status", name);
         return 1;
     }
 
@@ -361,6 +426,9 @@ gn_send_signal(const char *pidfile, const char *name)
 
     if (s->signo == SIGHUP) {
         return gn_reload_and_wait(pidfile, pid);
+    }
+    if (s->signo == SIGUSR2) {
+        return gn_upgrade_and_wait(pidfile, pid);
     }
 
     if (kill(pid, s->signo) == -1) {
@@ -450,8 +518,13 @@ gn_start(gn_cycle_t *cycle, const gn_options_t *o, const char *conf,
 {
     const char  *pidfile = (const char *) cycle->main->pid.data;
     pid_t        pid;
-    int          rc;
-    char         verdict[PATH_MAX];
+    int          rc, upgrade;
+    char         verdict[PATH_MAX], oldbin[PATH_MAX + 8];
+
+    /* started by a master's binary upgrade: its child, not a daemon */
+    upgrade = getenv("GANNET_UPGRADE") != NULL;
+    (void) unsetenv("GANNET_UPGRADE");
+    gn_master_self_exe();
 
     pid = gn_read_pid(pidfile, 1);
     if (pid > 0 && gn_pid_is_gannet(pid) && pid != getpid()) {
@@ -482,7 +555,7 @@ gn_start(gn_cycle_t *cycle, const gn_options_t *o, const char *conf,
         return 1;
     }
 
-    if (!o->foreground && gn_daemonize() != GN_OK) {
+    if (!o->foreground && !upgrade && gn_daemonize() != GN_OK) {
         return 1;
     }
 
@@ -504,14 +577,21 @@ gn_start(gn_cycle_t *cycle, const gn_options_t *o, const char *conf,
 
     rc = gn_master_run(conf, prefix);
 
-    if (unlink((const char *) gn_cycle->main->pid.data) == -1) {
+    /* after a binary upgrade the pid file and the verdict are the new
+     * master's: only the .oldbin is ours */
+    snprintf(oldbin, sizeof(oldbin), "%s.oldbin",
+             (char *) gn_cycle->main->pid.data);
+    pidfile = gn_master_pid_file_is_ours()
+              ? (const char *) gn_cycle->main->pid.data : oldbin;
+    if (unlink(pidfile) == -1) {
         gn_log_error(GN_LOG_ALERT, &gn_cycle->log, errno,
-                     "unlink() \"%s\" failed",
-                     (char *) gn_cycle->main->pid.data);
+                     "unlink() \"%s\" failed", pidfile);
     }
-    gn_master_verdict_path((char *) gn_cycle->main->pid.data, verdict,
-                           sizeof(verdict));
-    (void) unlink(verdict);
+    if (gn_master_pid_file_is_ours()) {
+        gn_master_verdict_path((char *) gn_cycle->main->pid.data, verdict,
+                               sizeof(verdict));
+        (void) unlink(verdict);
+    }
 
     return rc;
 }

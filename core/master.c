@@ -41,6 +41,9 @@ static gn_msec_t           gn_stop_deadline;
 static gn_uint_t           gn_stop_killed;
 static const char         *gn_conf_path;
 static const char         *gn_prefix;
+static pid_t               gn_upgrade_pid;    /* the new master, running */
+static gn_uint_t           gn_pid_renamed;    /* our pid file is .oldbin */
+static char                gn_self_exe[PATH_MAX];
 
 
 static void
@@ -214,6 +217,187 @@ gn_master_reaped(gn_int_t slot, pid_t pid, int status)
 }
 
 
+/* ---- binary upgrade ---------------------------------------------------- */
+
+/*
+ * USR2 (gannetctl upgrade), as nginx: the pid file becomes PID.oldbin and
+ * a new master runs the binary at the path this one was started from
+ * (installed over it, say), with the same -c and -p, the listening
+ * sockets passed as LISTEN_FDS from descriptor 3 (listen.c takes them
+ * over), and GANNET_UPGRADE set, so that it stays our child instead of
+ * daemonising. It writes the pid file once its configuration is open
+ * and its sockets taken; this master goes on serving until it is told
+ * to stop (QUIT: its children finish what they hold). If the new master
+ * exits first (its configuration does not load, it cannot start), the
+ * pid file is ours again and the failure is logged: nothing changed for
+ * the clients.
+ *
+ * Not carried over yet: the shared-memory zones (TLS session cache,
+ * scoreboard totals); the new master makes its own.
+ */
+
+void
+gn_master_self_exe(void)
+{
+    ssize_t  n;
+
+    n = readlink("/proc/self/exe", gn_self_exe, sizeof(gn_self_exe) - 1);
+    gn_self_exe[n > 0 ? n : 0] = '\0';
+}
+
+
+static void
+gn_master_pid_paths(char *cur, char *old, size_t size)
+{
+    snprintf(cur, size, "%s", (char *) gn_cycle->main->pid.data);
+    snprintf(old, size, "%s.oldbin", (char *) gn_cycle->main->pid.data);
+}
+
+
+/* In the forked process: the sockets to 3 ..., then exec. */
+static void
+gn_master_exec_new(void)
+{
+    gn_listen_t  *ls = gn_cycle->listening.elts;
+    gn_uint_t     i, n = 0;
+    sigset_t      none;
+    char          num[32], pid[32];
+    char         *argv[8];
+    int           tmp[64], k;
+
+    for (i = 0; i < gn_cycle->listening.nelts && n < 64; i++) {
+        if (ls[i].fd == -1) {
+            continue;
+        }
+        /* out of the way of 3 ... first, then into place */
+        tmp[n] = fcntl(ls[i].fd, F_DUPFD_CLOEXEC, 3 + 64);
+        if (tmp[n] == -1) {
+            _exit(71);
+        }
+        n++;
+    }
+    for (i = 0; i < n; i++) {
+        if (dup2(tmp[i], 3 + (int) i) == -1) {       /* not close-on-exec */
+            _exit(71);
+        }
+    }
+
+    snprintf(num, sizeof(num), "%u", (unsigned) n);
+    snprintf(pid, sizeof(pid), "%d", (int) getpid());
+    if (setenv("LISTEN_FDS", num, 1) == -1
+        || setenv("LISTEN_PID", pid, 1) == -1
+        || setenv("GANNET_UPGRADE", "1", 1) == -1)
+    {
+        _exit(71);
+    }
+
+    k = 0;
+    argv[k++] = gn_self_exe;
+    argv[k++] = (char *) "-c";
+    argv[k++] = (char *) gn_conf_path;
+    if (gn_prefix != NULL) {
+        argv[k++] = (char *) "-p";
+        argv[k++] = (char *) gn_prefix;
+    }
+    argv[k] = NULL;
+
+    sigemptyset(&none);
+    (void) sigprocmask(SIG_SETMASK, &none, NULL);
+
+    execv(gn_self_exe, argv);
+    _exit(127);
+}
+
+
+static void
+gn_master_upgrade(void)
+{
+    char   cur[PATH_MAX], old[PATH_MAX + 8];
+    pid_t  pid;
+
+    if (gn_upgrade_pid != 0) {
+        gn_log_error(GN_LOG_WARN, &gn_cycle->log, 0, "SIGUSR2 ignored: the "
+                     "binary upgrade to master %d is under way",
+                     (int) gn_upgrade_pid);
+        return;
+    }
+    if (gn_pid_renamed) {
+        gn_log_error(GN_LOG_WARN, &gn_cycle->log, 0, "SIGUSR2 ignored: this "
+                     "master was replaced already");
+        return;
+    }
+    if (gn_self_exe[0] == '\0') {
+        gn_log_error(GN_LOG_ALERT, &gn_cycle->log, 0, "SIGUSR2 ignored: the "
+                     "path of this binary is not known");
+        return;
+    }
+
+    gn_master_pid_paths(cur, old, sizeof(cur));
+    if (rename(cur, old) == -1) {
+        gn_log_error(GN_LOG_ALERT, &gn_cycle->log, errno, "binary upgrade "
+                     "not started: rename() \"%s\" to \"%s\" failed", cur,
+                     old);
+        return;
+    }
+    gn_pid_renamed = 1;
+
+    pid = fork();
+    if (pid == -1) {
+        gn_log_error(GN_LOG_ALERT, &gn_cycle->log, errno, "binary upgrade "
+                     "not started: fork() failed");
+        (void) rename(old, cur);
+        gn_pid_renamed = 0;
+        return;
+    }
+    if (pid == 0) {
+        gn_master_exec_new();
+    }
+
+    gn_upgrade_pid = pid;
+    gn_log_error(GN_LOG_NOTICE, &gn_cycle->log, 0, "binary upgrade: new "
+                 "master %d runs %s; this one serves until it is stopped",
+                 (int) pid, gn_self_exe);
+}
+
+
+/* The new master exited: if it never took over, the pid file is ours. */
+static void
+gn_master_upgrade_reaped(int status)
+{
+    char   cur[PATH_MAX], old[PATH_MAX + 8];
+
+    gn_master_pid_paths(cur, old, sizeof(cur));
+    gn_upgrade_pid = 0;
+
+    if (WIFEXITED(status)) {
+        gn_log_error(GN_LOG_ALERT, &gn_cycle->log, 0, "binary upgrade "
+                     "failed: the new master exited with code %d (see its "
+                     "messages above or on its stderr); this master (pid "
+                     "%d) goes on", WEXITSTATUS(status), (int) getpid());
+    } else {
+        gn_log_error(GN_LOG_ALERT, &gn_cycle->log, 0, "binary upgrade "
+                     "failed: the new master exited on signal %d; this "
+                     "master (pid %d) goes on", WTERMSIG(status),
+                     (int) getpid());
+    }
+
+    /* its pid file, if it wrote one, is stale: ours replaces it */
+    if (rename(old, cur) == -1) {
+        gn_log_error(GN_LOG_ALERT, &gn_cycle->log, errno, "rename() \"%s\" "
+                     "to \"%s\" failed", old, cur);
+        return;
+    }
+    gn_pid_renamed = 0;
+}
+
+
+gn_uint_t
+gn_master_pid_file_is_ours(void)
+{
+    return !gn_pid_renamed;
+}
+
+
 static void
 gn_master_reap(void)
 {
@@ -225,6 +409,11 @@ gn_master_reap(void)
         pid = waitpid(-1, &status, WNOHANG);
         if (pid <= 0) {
             return;
+        }
+
+        if (pid == gn_upgrade_pid) {
+            gn_master_upgrade_reaped(status);
+            continue;
         }
 
         for (i = 0; i < GN_SB_SLOTS; i++) {
@@ -643,8 +832,9 @@ gn_master_run(const char *conf_file, const char *prefix)
             gn_master_reopen();
             break;
         case SIGUSR2:
-            gn_log_error(GN_LOG_NOTICE, &gn_cycle->log, 0, "SIGUSR2 "
-                         "ignored: gannet has no binary upgrade");
+            if (gn_master_state == GN_MASTER_RUNNING) {
+                gn_master_upgrade();
+            }
             break;
         default:
             break;

@@ -32,6 +32,14 @@ gn_int_t gn_master_restrict(gn_cycle_t *cycle);
 /* Runs until stopped; returns the exit status. */
 int gn_master_run(const char *conf_file, const char *prefix);
 
+/* At start, before anything can replace the binary on disk: the path a
+ * binary upgrade (USR2) runs. */
+void gn_master_self_exe(void);
+
+/* Whether the pid file is still this master's (not after a binary
+ * upgrade handed it to the new master). */
+gn_uint_t gn_master_pid_file_is_ours(void);
+
 /*
  * The reload verdict: after each reload the master replaces the file
  * "<pid file>.reload" with one line, "SEQ START_MS ok GENERATION" or

@@ -17,18 +17,17 @@ gn_process_t   gn_processes[GN_SB_SLOTS];
 /*
  * Every signal the master acts on, in one place: each is blocked before
  * the first fork and fetched by sigtimedwait() in gn_master_run(), and
- * those with a name are what `gannet -s NAME` sends. USR2 is here so that
- * it is fetched and ignored: blocked but never fetched, it stayed pending
- * for good; not blocked, it would kill the master (its default action).
+ * those with a name are what `gannet -s NAME` sends (USR2: the binary
+ * upgrade, master.c).
  */
 const gn_process_signal_t  gn_process_signals[] = {
     { SIGTERM, "stop" },
     { SIGQUIT, "quit" },
     { SIGHUP, "reload" },
     { SIGUSR1, "reopen" },
+    { SIGUSR2, "upgrade" },
     { SIGINT, NULL },
     { SIGCHLD, NULL },
-    { SIGUSR2, NULL },
     { 0, NULL }
 };
 

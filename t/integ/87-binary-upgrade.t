@@ -1,0 +1,178 @@
+#!/usr/bin/perl
+
+# The binary upgrade (issue 21): `gannetctl upgrade` under wrk load over
+# HTTP and TLS starts the binary installed at the running one's path as
+# a new master that takes the listening sockets over (LISTEN_FDS), then
+# stops the old one gracefully: zero failed requests, the pid file names
+# the new master, no .oldbin is left, and a TLS 1.3 session made before
+# the upgrade resumes after it (tls_ticket_key_file). A new binary that
+# does not start rolls back: `gannet -s upgrade` says so and exits 1,
+# the old master takes its pid file back and serves on; a configuration
+# that does not load is refused before anything is sent.
+
+use strict;
+use warnings;
+
+use Test::More;
+use File::Copy qw(copy);
+use Time::HiRes qw(time sleep);
+use GnTest;
+use GnTLS;
+use GnLoad;
+
+my $t = GnTest->new(timeout => 120);
+GnTLS::init($t, 'openssl');
+my ($wrk, $nowrk) = GnLoad::prepare($t);
+plan(skip_all => $nowrk) unless $wrk;
+$t->skip_under_valgrind('a master under valgrind execs its successor '
+                        . 'outside it');
+
+my $dir = $t->testdir;
+my $top = $ENV{GN_BUILDDIR} // $t->{srcdir};
+my $ctl = "$top/etc/gannetctl";
+plan(skip_all => "no $ctl (run make first)") unless -x $ctl;
+
+# the installed binary: a copy, so that a new one can be put in its place
+mkdir("$dir/sbin") or die "mkdir sbin: $!";
+my $orig = $t->bin;
+my $sbin = "$dir/sbin/gannet";
+copy($orig, $sbin) or die "copy: $!";
+chmod(0755, $sbin);
+$t->{bin} = $sbin;
+
+my $key = "$dir/ticket.key";
+$t->write_file('ticket.key', join('', map { chr(int(rand(256))) } 1 .. 64));
+chmod(0600, $key);
+
+my $body = "upgrade under load\n" x 20;
+$t->write_file('html/index.html', $body);
+$t->write_conf(<<'EOF');
+children 2;
+user %%USER%%;
+shutdown_timeout 10s;
+error_log logs/error.log info;
+access_log off;
+tls_ticket_key_file ticket.key;
+types { text/html html; }
+
+server {
+    listen 127.0.0.1:%%PORT_0%%;
+    listen 127.0.0.1:%%PORT_1%% tls;
+    server_name localhost;
+    tls_certificate %%CERTS%%/localhost-ec.pem;
+    tls_certificate_key %%CERTS%%/localhost-ec.key;
+    root html;
+}
+EOF
+$t->run;
+my $old = $t->master_pid;
+my $pidfile = $t->pid_file;
+
+sub s13
+{
+    return GnTLS::s_client($t, port => $t->port(1), tls => '1.3', @_);
+}
+
+my $sess = "$dir/s13.pem";
+my $r = s13(sess_out => $sess);
+is($r->{reused}, 0, 'before: a TLS 1.3 session, full handshake');
+
+sub ctl
+{
+    my @env = ("GANNET_BIN=$sbin", 'GANNET_CONF=' . $t->conf_path,
+               "GANNET_PREFIX=$dir/");
+    my ($rc, $out, $err) = $t->run_client(['env', @env, $ctl, @_],
+                                          timeout => 60);
+    return ($rc, "$out$err");
+}
+
+sub master_of_pidfile
+{
+    my $p = $t->read_file($pidfile) // '';
+    return $p =~ /^(\d+)/ ? $1 : 0;
+}
+
+# ---- under load -------------------------------------------------------------
+
+my $w1 = GnLoad::wrk_start($t, connections => 10, threads => 1,
+                           duration => 30);
+my $w2out = "$dir/wrk-tls.out";
+my $w2 = { pid => $t->spawn([$wrk, '-t', 1, '-c', 10, '-d', '30s',
+                             '--timeout', '10s',
+                             'https://127.0.0.1:' . $t->port(1) . '/'],
+                            out => $w2out),
+           out => $w2out };
+sleep(1.5);
+
+# a new binary at the path: another file (inode) with the same program
+copy($orig, "$sbin.new") or die "copy: $!";
+chmod(0755, "$sbin.new");
+rename("$sbin.new", $sbin) or die "rename: $!";
+my $ino = (stat $sbin)[1];
+
+my ($rc, $out) = ctl('upgrade');
+is($rc, 0, 'gannetctl upgrade: exit 0') or diag($out);
+like($out, qr/gannet upgraded \(pid (\d+), was $old\)/,
+     'gannetctl upgrade: names the new and the old master');
+my $new = master_of_pidfile();
+ok($new && $new != $old, "the pid file names the new master ($new)");
+ok(!$t->alive($old), 'the old master is gone');
+ok(!-e "$pidfile.oldbin", 'no .oldbin left');
+is((stat "/proc/$new/exe")[1], $ino, 'the new master runs the new file');
+sleep(1.5);
+
+my $r1 = GnLoad::wrk_stop($t, $w1);
+my $r2 = GnLoad::wrk_stop($t, $w2);
+ok(($r1->{requests} // 0) > 0, 'HTTP load ran: ' . GnLoad::wrk_text($r1));
+is($r1->{errors}, 0, 'HTTP: no failed request across the upgrade')
+    or diag($r1->{raw});
+ok(($r2->{requests} // 0) > 0, 'TLS load ran: ' . GnLoad::wrk_text($r2));
+is($r2->{errors}, 0, 'TLS: no failed request across the upgrade')
+    or diag($r2->{raw});
+
+$r = s13(sess_in => $sess);
+is($r->{reused}, 1, 'a TLS 1.3 session from before the upgrade resumes')
+    or diag($r->{all});
+is($r->{status}, 200, 'and is answered');
+like($t->error_log, qr/binary upgrade: new master $new runs \Q$sbin\E/,
+     'the old master logged the upgrade');
+
+# ---- a new binary that does not start: rollback -----------------------------
+
+$t->write_file('sbin/gannet.bad',
+               "#!/bin/sh\necho 'broken new binary' >&2\nexit 1\n");
+chmod(0755, "$sbin.bad");
+rename("$sbin.bad", $sbin) or die "rename: $!";
+my ($rc2, $o2, $e2) = $t->run_client([$orig, '-s', 'upgrade', '-p', "$dir/",
+                                      '-c', $t->conf_path], timeout => 60);
+is($rc2, 1, 'gannet -s upgrade with a broken binary: exit 1');
+like("$o2$e2", qr/upgrade failed, the server \(pid $new\) still runs/,
+     'it says the old master still runs');
+is(master_of_pidfile(), $new, 'the pid file is the old master\'s again');
+ok(!-e "$pidfile.oldbin", 'no .oldbin left');
+ok($t->wait_log(qr/binary upgrade failed: the new master exited with code 1/,
+                5), 'the master logged the failure');
+ok(kill(0, $new), 'the master still runs');
+is($t->http_get('/index.html')->{status}, 200, 'and serves');
+
+# ---- a configuration that does not load: refused up front -------------------
+
+copy($orig, $sbin) or die "copy: $!";
+chmod(0755, $sbin);
+my $conf = $t->read_file($t->conf_path);
+$t->write_file('gannet.conf', "no_such_directive 1;\n$conf");
+($rc, $out) = ctl('upgrade');
+is($rc, 6, 'gannetctl upgrade, broken configuration: exit 6');
+like($out, qr/configuration test failed, not upgrading/,
+     'it says why');
+is(master_of_pidfile(), $new, 'the master is unchanged');
+$t->write_file('gannet.conf', $conf);
+
+# the new master is not the harness's child: stop it by its pid file
+kill('QUIT', $new);
+my $end = time() + 15;
+sleep(0.05) while kill(0, $new) && time() < $end;
+ok(!kill(0, $new), 'the new master stops on QUIT');
+
+$t->expect_log(qr/binary upgrade failed/);
+$t->done;
