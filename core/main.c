@@ -22,6 +22,7 @@
 #include "listen.h"
 #include "process.h"
 #include "scoreboard.h"
+#include "shm.h"
 #include "module.h"
 #include "str.h"
 
@@ -544,10 +545,12 @@ gn_start(gn_cycle_t *cycle, const gn_options_t *o, const char *conf,
     }
 
     gn_listen_inherit(&gn_log_default);
+    gn_shm_inherit(&gn_log_default);
 
     if (gn_cycle_open(cycle, NULL, &gn_log_default) != GN_OK) {
         return 1;
     }
+    gn_shm_inherited_close();
 
     gn_cycle = cycle;
 

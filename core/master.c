@@ -15,6 +15,7 @@
 #include "scoreboard.h"
 #include "log.h"
 #include "listen.h"
+#include "shm.h"
 #include "tls.h"
 #include "http_file.h"
 #include "module.h"
@@ -232,8 +233,11 @@ gn_master_reaped(gn_int_t slot, pid_t pid, int status)
  * pid file is ours again and the failure is logged: nothing changed for
  * the clients.
  *
- * Not carried over yet: the shared-memory zones (TLS session cache,
- * scoreboard totals); the new master makes its own.
+ * The shared-memory zones (shm.c: the TLS session cache, the default
+ * ticket key, the memcached counters) follow as memfds in GANNET_ZONES,
+ * so sessions resume across the upgrade; the scoreboard does not (the
+ * old children still write theirs), so the status page's totals start
+ * again with the new master.
  */
 
 void
@@ -280,6 +284,11 @@ gn_master_exec_new(void)
         if (dup2(tmp[i], 3 + (int) i) == -1) {       /* not close-on-exec */
             _exit(71);
         }
+    }
+
+    /* the shared-memory zones after them (GANNET_ZONES) */
+    if (gn_shm_pass(3 + (int) n) != GN_OK) {
+        _exit(71);
     }
 
     snprintf(num, sizeof(num), "%u", (unsigned) n);

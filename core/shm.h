@@ -19,20 +19,42 @@ typedef struct {
 
 
 /* A zone shared by the cycles that use it (a reload with an unchanged
- * size keeps it). Master only. */
+ * size keeps it). Master only. Backed by a memfd, so that a binary
+ * upgrade can pass it to the new master (GANNET_ZONES): an `inherited`
+ * zone holds what the old master's children left in it, and they may
+ * still be using it. */
 typedef struct {
     u_char     *addr;
     size_t      size;
     gn_uint_t   refs;
+    int         fd;             /* the memfd; -1: anonymous */
+    unsigned    inherited:1;
+    char        name[32];
 } gn_shm_zone_t;
 
-/* Maps a new zone with one reference; NULL (logged) on failure. */
+/* Maps the zone `name` of `size` bytes with one reference: the one a
+ * binary upgrade passed under that name and size if there is one (not
+ * taken before), else a new one, zero-filled. NULL (logged) on
+ * failure. */
 gn_shm_zone_t *gn_shm_zone_get(size_t size, const char *name,
     struct gn_log_s *log);
 
 /* Drops a reference; unmaps the master's mapping at zero (children keep
  * theirs until they exit). */
 void gn_shm_zone_put(gn_shm_zone_t *zone);
+
+/* At start: takes note of the zones GANNET_ZONES passes
+ * ("name:size:fd,..."), removes the variable. */
+void gn_shm_inherit(struct gn_log_s *log);
+
+/* After the first cycle is open: unmaps the passed zones it did not
+ * take. */
+void gn_shm_inherited_close(void);
+
+/* In the process that execs the new master: the live zones' memfds
+ * from descriptor `first` on (not close-on-exec), described in
+ * GANNET_ZONES. GN_ERROR when that fails. */
+gn_int_t gn_shm_pass(int first);
 
 /* Master only, before fork. Zero-filled. Returns GN_ERROR (logged). */
 gn_int_t gn_shm_alloc(gn_shm_t *shm);

@@ -187,8 +187,7 @@ static const gn_conf_cmd_t  gn_tls_commands[] = {
 };
 
 
-static u_char          gn_tls_default_key[64];    /* made once, master */
-static gn_uint_t       gn_tls_default_key_made;
+static u_char         *gn_tls_default_key;        /* made once, master */
 static u_char         *gn_tls_in_free;            /* free read-ahead bufs */
 static u_char          gn_tls_gather[GN_TLS_RECORD];  /* a record's bytes */
 
@@ -840,21 +839,34 @@ gn_tls_cycle_open(gn_cycle_t *cycle, gn_cycle_t *old, gn_log_t *log)
     }
 
     if (tc->ticket_key.size == 0) {
-        /* made once for the life of the master: tickets stay valid
-         * across reloads */
-        if (!gn_tls_default_key_made) {
-            gnutls_datum_t  key;
+        /* made once for the life of the master, in a zone that a binary
+         * upgrade passes on: tickets stay valid across reloads and
+         * upgrades */
+        if (gn_tls_default_key == NULL) {
+            gnutls_datum_t   key;
+            gn_shm_zone_t   *kz;
+            static u_char    zero[64];
 
-            rc = gnutls_session_ticket_key_generate(&key);
-            if (rc != GNUTLS_E_SUCCESS || key.size != 64) {
-                gn_log_error(GN_LOG_EMERG, log, 0, "gnutls_session_ticket_"
-                             "key_generate() failed: %s", gnutls_strerror(rc));
+            kz = gn_shm_zone_get(64, "tls_ticket_key", log);
+            if (kz == NULL) {
                 return GN_ERROR;
             }
-            memcpy(gn_tls_default_key, key.data, 64);
-            gnutls_memset(key.data, 0, key.size);
-            gnutls_free(key.data);
-            gn_tls_default_key_made = 1;
+            (void) madvise(kz->addr, kz->size, MADV_DONTDUMP);
+
+            if (!kz->inherited || memcmp(kz->addr, zero, 64) == 0) {
+                rc = gnutls_session_ticket_key_generate(&key);
+                if (rc != GNUTLS_E_SUCCESS || key.size != 64) {
+                    gn_log_error(GN_LOG_EMERG, log, 0, "gnutls_session_"
+                                 "ticket_key_generate() failed: %s",
+                                 gnutls_strerror(rc));
+                    gn_shm_zone_put(kz);
+                    return GN_ERROR;
+                }
+                memcpy(kz->addr, key.data, 64);
+                gnutls_memset(key.data, 0, key.size);
+                gnutls_free(key.data);
+            }
+            gn_tls_default_key = kz->addr;     /* never put */
         }
         tc->ticket_key.data = gn_tls_default_key;
         tc->ticket_key.size = 64;
@@ -886,6 +898,17 @@ gn_tls_cycle_open(gn_cycle_t *cycle, gn_cycle_t *old, gn_log_t *log)
     }
 
     tc->zone = gn_shm_zone_get(size, "tls_session_cache", log);
+    if (tc->zone != NULL && tc->zone->inherited
+        && !gn_scache_compatible(tc->zone->addr, size, GN_TLS_SCACHE_DATA))
+    {
+        /* the old binary's layout, which its children still use: leave
+         * it to them */
+        gn_log_error(GN_LOG_NOTICE, log, 0, "tls_session_cache: the "
+                     "previous binary's cache has another layout, starting "
+                     "an empty one");
+        gn_shm_zone_put(tc->zone);
+        tc->zone = gn_shm_zone_get(size, "tls_session_cache", log);
+    }
     if (tc->zone == NULL) {
         return GN_ERROR;
     }

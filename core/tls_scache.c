@@ -162,6 +162,20 @@ gn_scache_entries_for(size_t size, size_t data_max)
 }
 
 
+int
+gn_scache_compatible(void *zone, size_t size, size_t data_max)
+{
+    gn_scache_t  *sc = zone;
+
+    return sc->magic == GN_SCACHE_MAGIC
+           && sc->version == GN_SCACHE_VERSION
+           && sc->hdr_size == sizeof(gn_scache_t)
+           && sc->zone_size == size
+           && sc->data_max == data_max
+           && sc->nentries == gn_scache_entries_for(size, data_max);
+}
+
+
 gn_scache_t *
 gn_scache_init(void *zone, size_t size, size_t data_max, char *err,
     size_t errlen)
@@ -187,15 +201,10 @@ gn_scache_init(void *zone, size_t size, size_t data_max, char *err,
 
     sc = zone;
 
-    if (sc->magic == GN_SCACHE_MAGIC
-        && sc->version == GN_SCACHE_VERSION
-        && sc->hdr_size == sizeof(gn_scache_t)
-        && sc->zone_size == size
-        && sc->data_max == data_max
-        && sc->nentries == n)
-    {
-        /* same geometry (a reload): keep the sessions, the counters and
-         * the mutex, which children of the old generation may hold */
+    if (gn_scache_compatible(zone, size, data_max)) {
+        /* same geometry (a reload, or a binary upgrade that passed the
+         * zone): keep the sessions, the counters and the mutex, which
+         * children of the old generation may hold */
         return sc;
     }
 

@@ -74,6 +74,10 @@ gn_int_t gn_scache_remove(gn_scache_t *sc, const u_char *key, size_t klen);
 /* A consistent snapshot of the counters. */
 void gn_scache_stats(gn_scache_t *sc, gn_scache_stats_t *st);
 
+/* Whether gn_scache_init() would keep what the zone holds (a cache of
+ * this layout and geometry), rather than format it. */
+int gn_scache_compatible(void *zone, size_t size, size_t data_max);
+
 size_t gn_scache_data_max(gn_scache_t *sc);
 
 #endif /* GN_CORE_TLS_SCACHE_H_INCLUDED */

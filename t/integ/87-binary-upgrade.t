@@ -4,8 +4,10 @@
 # HTTP and TLS starts the binary installed at the running one's path as
 # a new master that takes the listening sockets over (LISTEN_FDS), then
 # stops the old one gracefully: zero failed requests, the pid file names
-# the new master, no .oldbin is left, and a TLS 1.3 session made before
-# the upgrade resumes after it (tls_ticket_key_file). A new binary that
+# the new master, no .oldbin is left, and sessions made before the
+# upgrade resume after it: TLS 1.3 tickets (tls_ticket_key_file) and TLS
+# 1.2 session ids (the shared-memory cache, passed as a memfd). A new
+# binary that
 # does not start rolls back: `gannet -s upgrade` says so and exits 1,
 # the old master takes its pid file back and serves on; a configuration
 # that does not load is refused before anything is sent.
@@ -63,6 +65,16 @@ server {
     tls_certificate_key %%CERTS%%/localhost-ec.key;
     root html;
 }
+
+server {
+    listen 127.0.0.1:%%PORT_2%% tls;
+    server_name localhost;
+    tls_protocols TLSv1.2;
+    tls_session_tickets off;
+    tls_certificate %%CERTS%%/localhost-ec.pem;
+    tls_certificate_key %%CERTS%%/localhost-ec.key;
+    root html;
+}
 EOF
 $t->run;
 my $old = $t->master_pid;
@@ -76,6 +88,17 @@ sub s13
 my $sess = "$dir/s13.pem";
 my $r = s13(sess_out => $sess);
 is($r->{reused}, 0, 'before: a TLS 1.3 session, full handshake');
+
+# a TLS 1.2 session id: in the shared-memory cache only
+sub s12
+{
+    return GnTLS::s_client($t, port => $t->port(2), tls => '1.2',
+                           args => ['-no_ticket'], @_);
+}
+my $sess12 = "$dir/s12.pem";
+$r = s12(sess_out => $sess12);
+is($r->{reused}, 0, 'before: a TLS 1.2 session id, full handshake');
+is(s12(sess_in => $sess12)->{reused}, 1, 'before: it resumes');
 
 sub ctl
 {
@@ -133,6 +156,10 @@ is($r2->{errors}, 0, 'TLS: no failed request across the upgrade')
 $r = s13(sess_in => $sess);
 is($r->{reused}, 1, 'a TLS 1.3 session from before the upgrade resumes')
     or diag($r->{all});
+is($r->{status}, 200, 'and is answered');
+$r = s12(sess_in => $sess12);
+is($r->{reused}, 1, 'a TLS 1.2 session id from before the upgrade resumes: '
+   . 'the new master has the old one\'s cache') or diag($r->{all});
 is($r->{status}, 200, 'and is answered');
 like($t->error_log, qr/binary upgrade: new master $new runs \Q$sbin\E/,
      'the old master logged the upgrade');
