@@ -887,6 +887,39 @@ gn_api_memcached_stats(unsigned index, gn_memcached_stats_t *out,
 }
 
 
+static int
+gn_api_tls_ticket_stats(gn_tls_ticket_stats_t *out, size_t size)
+{
+    gn_tls_ticket_stats_t  ts;
+    gn_tls_key_stats_t     ks;
+
+    if (gn_cycle == NULL || out == NULL
+        || size < offsetof(gn_tls_ticket_stats_t, created)
+        || gn_tls_key_stats(gn_cycle, &ks) != GN_OK)
+    {
+        return 0;
+    }
+
+    memset(&ts, 0, sizeof(ts));
+    ts.source = (uint32_t) ks.source;
+    memcpy(ts.id, ks.id, sizeof(ks.id));
+    ts.created = ks.created;
+    ts.loaded = ks.loaded;
+    ts.period = ks.period;
+    ts.tickets_issued = ks.issued;
+    ts.resumed_ticket = ks.resumed_ticket;
+    ts.resumed_id = ks.resumed_id;
+
+    if (size > sizeof(ts)) {
+        size = sizeof(ts);
+    }
+    ts.size = (uint32_t) size;
+    memcpy(out, &ts, size);
+
+    return 1;
+}
+
+
 const gn_api_t  gn_api = {
     sizeof(gn_api_t), GN_ABI_MAJOR, GN_ABI_MINOR,
     gn_api_log,
@@ -926,5 +959,6 @@ const gn_api_t  gn_api = {
     gn_api_read_file,
     gn_module_conf_error,
     gn_api_proto_stats,
-    gn_api_memcached_stats
+    gn_api_memcached_stats,
+    gn_api_tls_ticket_stats
 };

@@ -23,6 +23,7 @@
 #include <sys/socket.h>
 #include <poll.h>
 #include <gnutls/gnutls.h>
+#include <gnutls/crypto.h>
 
 #include "tls.h"
 #include "tls_scache.h"
@@ -88,6 +89,10 @@ typedef struct {
     time_t            timeout;      /* seconds */
     gnutls_datum_t    ticket_key;
     gn_uint_t         ntls;         /* servers with TLS */
+    gn_uint_t         key_source;   /* GN_TLS_KEY_SRC_*, see tls.h */
+    time_t            key_created;  /* the file's mtime, or when made */
+    time_t            key_loaded;
+    char              key_id[17];   /* hex of SHA-256(key), cut */
     gn_memc_conf_t   *memc;         /* NULL: no memcached tier */
     gn_shm_zone_t    *memc_zone;    /* its counters */
     gn_msec_t         memc_timeout;
@@ -117,6 +122,7 @@ typedef struct {
     unsigned          nshares:3;
     unsigned          looked:1;     /* the shared memory was asked for
                                        sid before the handshake */
+    unsigned          db_hit:1;     /* the session came from a cache */
     uint16_t          shares[GN_TLS_SHARES];  /* key share groups of the
                                                  last ClientHello */
     gn_memc_op_t     *mop;          /* the memcached lookup waited for */
@@ -187,7 +193,18 @@ static const gn_conf_cmd_t  gn_tls_commands[] = {
 };
 
 
-static u_char         *gn_tls_default_key;        /* made once, master */
+/* The zone of the key the master makes (when there is no key file) and
+ * of the ticket counters: made once for the life of the master, passed
+ * on by a binary upgrade. */
+typedef struct {
+    u_char      key[64];
+    int64_t     created;
+    uint64_t    issued;         /* tickets sent */
+    uint64_t    resumed_ticket; /* resumptions by a ticket */
+    uint64_t    resumed_id;     /* ... by a session id */
+} gn_tls_keys_t;
+
+static gn_tls_keys_t  *gn_tls_keys;
 static u_char         *gn_tls_in_free;            /* free read-ahead bufs */
 static u_char          gn_tls_gather[GN_TLS_RECORD];  /* a record's bytes */
 
@@ -637,6 +654,8 @@ gn_tls_read_key_file(gn_cycle_t *cycle, gn_tls_cycle_t *tc, char *err,
     }
     memcpy(tc->ticket_key.data, buf, 64);
     tc->ticket_key.size = 64;
+    tc->key_source = GN_TLS_KEY_SRC_FILE;
+    tc->key_created = st.st_mtime;
 
     gnutls_memset(buf, 0, sizeof(buf));
     close(fd);
@@ -763,6 +782,55 @@ gn_tls_zone_release(void *data)
 }
 
 
+/* What the status page says of the key: an id that does not reveal it
+ * (a cut SHA-256 of it), and when it was loaded. */
+static void
+gn_tls_key_id(gn_tls_cycle_t *tc)
+{
+    static const char  hex[] = "0123456789abcdef";
+    u_char             md[32];
+    gn_uint_t          i;
+
+    tc->key_loaded = time(NULL);
+    if (gnutls_hash_fast(GNUTLS_DIG_SHA256, tc->ticket_key.data, 64, md)
+        != 0)
+    {
+        tc->key_id[0] = '\0';
+        return;
+    }
+    for (i = 0; i < 8; i++) {
+        tc->key_id[2 * i] = hex[md[i] >> 4];
+        tc->key_id[2 * i + 1] = hex[md[i] & 0xf];
+    }
+    tc->key_id[16] = '\0';
+    gnutls_memset(md, 0, sizeof(md));
+}
+
+
+gn_int_t
+gn_tls_key_stats(gn_cycle_t *cycle, gn_tls_key_stats_t *out)
+{
+    gn_tls_cycle_t  *tc = cycle->tls;
+
+    memset(out, 0, sizeof(*out));
+    if (tc == NULL || tc->ntls == 0 || gn_tls_keys == NULL) {
+        return GN_DECLINED;
+    }
+
+    out->source = tc->key_source;
+    memcpy(out->id, tc->key_id, sizeof(tc->key_id));
+    out->created = (uint64_t) tc->key_created;
+    out->loaded = (uint64_t) tc->key_loaded;
+    out->period = (uint64_t) tc->timeout * 3;
+    out->issued = __atomic_load_n(&gn_tls_keys->issued, __ATOMIC_RELAXED);
+    out->resumed_ticket = __atomic_load_n(&gn_tls_keys->resumed_ticket,
+                                          __ATOMIC_RELAXED);
+    out->resumed_id = __atomic_load_n(&gn_tls_keys->resumed_id,
+                                      __ATOMIC_RELAXED);
+    return GN_OK;
+}
+
+
 /* The memcached tier's counters: the old cycle's zone when it has the
  * same servers in the same order (they survive a reload), else a new
  * one. */
@@ -838,39 +906,43 @@ gn_tls_cycle_open(gn_cycle_t *cycle, gn_cycle_t *old, gn_log_t *log)
         return GN_OK;
     }
 
+    if (gn_tls_keys == NULL) {
+        /* never put: the key and the counters outlive every cycle */
+        gn_shm_zone_t  *kz;
+
+        kz = gn_shm_zone_get(sizeof(gn_tls_keys_t), "tls_ticket_key", log);
+        if (kz == NULL) {
+            return GN_ERROR;
+        }
+        (void) madvise(kz->addr, kz->size, MADV_DONTDUMP);
+        gn_tls_keys = (gn_tls_keys_t *) kz->addr;
+    }
+
     if (tc->ticket_key.size == 0) {
         /* made once for the life of the master, in a zone that a binary
          * upgrade passes on: tickets stay valid across reloads and
          * upgrades */
-        if (gn_tls_default_key == NULL) {
-            gnutls_datum_t   key;
-            gn_shm_zone_t   *kz;
-            static u_char    zero[64];
+        if (gn_tls_keys->created == 0) {
+            gnutls_datum_t  key;
 
-            kz = gn_shm_zone_get(64, "tls_ticket_key", log);
-            if (kz == NULL) {
+            rc = gnutls_session_ticket_key_generate(&key);
+            if (rc != GNUTLS_E_SUCCESS || key.size != 64) {
+                gn_log_error(GN_LOG_EMERG, log, 0, "gnutls_session_"
+                             "ticket_key_generate() failed: %s",
+                             gnutls_strerror(rc));
                 return GN_ERROR;
             }
-            (void) madvise(kz->addr, kz->size, MADV_DONTDUMP);
-
-            if (!kz->inherited || memcmp(kz->addr, zero, 64) == 0) {
-                rc = gnutls_session_ticket_key_generate(&key);
-                if (rc != GNUTLS_E_SUCCESS || key.size != 64) {
-                    gn_log_error(GN_LOG_EMERG, log, 0, "gnutls_session_"
-                                 "ticket_key_generate() failed: %s",
-                                 gnutls_strerror(rc));
-                    gn_shm_zone_put(kz);
-                    return GN_ERROR;
-                }
-                memcpy(kz->addr, key.data, 64);
-                gnutls_memset(key.data, 0, key.size);
-                gnutls_free(key.data);
-            }
-            gn_tls_default_key = kz->addr;     /* never put */
+            memcpy(gn_tls_keys->key, key.data, 64);
+            gnutls_memset(key.data, 0, key.size);
+            gnutls_free(key.data);
+            gn_tls_keys->created = (int64_t) time(NULL);
         }
-        tc->ticket_key.data = gn_tls_default_key;
+        tc->ticket_key.data = gn_tls_keys->key;
         tc->ticket_key.size = 64;
+        tc->key_source = GN_TLS_KEY_SRC_MADE;
+        tc->key_created = (time_t) gn_tls_keys->created;
     }
+    gn_tls_key_id(tc);
 
     otc = old ? old->tls : NULL;
 
@@ -1081,6 +1153,7 @@ gn_tls_db_retrieve(void *ptr, gnutls_datum_t key)
         }
         free(t->pref);
         t->pref = NULL;
+        t->db_hit = res.data != NULL;
         return res;
     }
 
@@ -1105,6 +1178,7 @@ gn_tls_db_retrieve(void *ptr, gnutls_datum_t key)
     }
 
     res.size = (unsigned int) n;
+    t->db_hit = 1;
     return res;
 }
 
@@ -1701,6 +1775,10 @@ gn_tls_tickets(gn_conn_t *c, int more)
     }
 
     t->more = 0;
+    if (rc == GNUTLS_E_SUCCESS && gn_tls_keys != NULL) {
+        (void) __atomic_fetch_add(&gn_tls_keys->issued, t->tickets,
+                                  __ATOMIC_RELAXED);
+    }
     t->tickets = 0;
 
     if (rc != GNUTLS_E_SUCCESS) {
@@ -1787,6 +1865,13 @@ gn_tls_established(gn_conn_t *c)
         } else {
             gn_sb_me->tls_full++;
         }
+    }
+    if (resumed && gn_tls_keys != NULL) {
+        /* a TLS 1.2 resumption without a session from the cache was a
+         * ticket's, as every TLS 1.3 one is */
+        (void) __atomic_fetch_add(t->db_hit ? &gn_tls_keys->resumed_id
+                                            : &gn_tls_keys->resumed_ticket,
+                                  1, __ATOMIC_RELAXED);
     }
 
     /* TLS 1.3 tickets: two after a full handshake, one after a resumption

@@ -58,6 +58,25 @@ gn_int_t gn_tls_cache_stats(gn_cycle_t *cycle, void *out);
 gn_int_t gn_tls_memc_stats(gn_cycle_t *cycle, gn_uint_t i, gn_str_t *name,
     void *out);
 
+/* The session-ticket key (never its bytes) and the ticket counters;
+ * GN_DECLINED when no server has TLS. */
+#define GN_TLS_KEY_SRC_NONE    0
+#define GN_TLS_KEY_SRC_MADE    1        /* made by the master at start */
+#define GN_TLS_KEY_SRC_FILE    2        /* tls_ticket_key_file */
+
+typedef struct {
+    gn_uint_t   source;         /* GN_TLS_KEY_SRC_* */
+    char        id[17];         /* 16 hex digits of SHA-256(key) */
+    uint64_t    created;        /* unix time: the file's mtime, or made */
+    uint64_t    loaded;         /* when this configuration read it */
+    uint64_t    period;         /* GnuTLS derives a new key this often, s */
+    uint64_t    issued;         /* tickets sent */
+    uint64_t    resumed_ticket; /* resumptions by a ticket */
+    uint64_t    resumed_id;     /* ... by a session id */
+} gn_tls_key_stats_t;
+
+gn_int_t gn_tls_key_stats(gn_cycle_t *cycle, gn_tls_key_stats_t *out);
+
 /* Master: logs the cache counters (at exit). */
 void gn_tls_log_stats(gn_cycle_t *cycle);
 

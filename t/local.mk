@@ -190,7 +190,8 @@ GN_INTEG_TESTS = \
     %reldir%/integ/94-http2-status.t \
     %reldir%/integ/95-h2spec.t \
     %reldir%/integ/96-tls-memcached.t \
-    %reldir%/integ/97-tls-ticket-keys.t
+    %reldir%/integ/97-tls-ticket-keys.t \
+    %reldir%/integ/98-tls-key-status.t
 
 # Test certificates (a CA, ECDSA and RSA server certificates), made at
 # `make check` time: no private key is committed.

@@ -38,6 +38,9 @@
  *                    the TLS session cache's memcached tier, one row per
  *                    server (state, lookups, hits, failures by class,
  *                    round-trip time); filled up to the caller's size.
+ *                    gn_api_t.tls_ticket_stats and gn_tls_ticket_stats_t:
+ *                    the ticket key's id, source and age, tickets issued,
+ *                    resumptions by ticket and by session id.
  */
 
 #ifndef GN_API_ABI_H_INCLUDED

@@ -328,6 +328,32 @@ typedef struct {
     uint64_t    rtt_n;          /* ... and their number */
 } gn_memcached_stats_t;
 
+/*
+ * ABI 1.4: the TLS session-ticket key (an id, never its bytes) and the
+ * ticket counters, summed over the children, kept across reloads and
+ * binary upgrades (tls_ticket_stats below; filled up to the caller's
+ * size).
+ */
+#define GN_TLS_KEY_NONE        0     /* no server has TLS */
+#define GN_TLS_KEY_GENERATED   1     /* made by the master at its start */
+#define GN_TLS_KEY_FILE        2     /* tls_ticket_key_file */
+
+typedef struct {
+    uint32_t    size;           /* bytes the server filled */
+    uint32_t    source;         /* GN_TLS_KEY_* */
+    char        id[24];         /* 16 hex digits of the key's SHA-256 */
+    uint64_t    created;        /* unix time: the file's mtime, or when
+                                   the master made it */
+    uint64_t    loaded;         /* unix time the running configuration
+                                   read it */
+    uint64_t    period;         /* s: GnuTLS derives the key that
+                                   encrypts tickets anew this often (3 x
+                                   tls_session_timeout) */
+    uint64_t    tickets_issued; /* TLS 1.3 tickets sent */
+    uint64_t    resumed_ticket; /* resumptions by a ticket */
+    uint64_t    resumed_id;     /* ... by a TLS 1.2 session id */
+} gn_tls_ticket_stats_t;
+
 
 /* True when this server's table has `member` (it may be older than the
  * headers the module was built with). */
@@ -491,6 +517,11 @@ struct gn_api_s {
      * 0 past the last one or when there is no memcached tier. */
     int         (*memcached_stats)(unsigned index,
                     gn_memcached_stats_t *out, size_t size);
+
+    /* The ticket key and counters: 1 with *out filled up to `size`
+     * bytes, 0 when no server has TLS. */
+    int         (*tls_ticket_stats)(gn_tls_ticket_stats_t *out,
+                    size_t size);
 };
 
 

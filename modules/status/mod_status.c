@@ -47,6 +47,9 @@
  *             "up" | "down"), "lookups", "hits", "misses", "timeouts",
  *             "skipped", "stores", "store_failures", "errors", "rtt_us"
  *             } ] },
+ *     "tls_ticket_key": { "source" ("generated" | "file"), "id", "age",
+ *         "loaded", "rotation_period", "tickets_issued",
+ *         "resumed_by_ticket", "resumed_by_id" },
  *     "history_interval": s (0: sampling off), "history_interval_ms",
  *     "history_window": samples (60),
  *     "history": [ { "t" (unix time with a ms fraction), "requests",
@@ -75,7 +78,10 @@
  * memcached_stats): per server and summed, "tls_session_memcached" in
  * the JSON (rtt_us: the mean lookup round trip), gannet_tls_memcached_*
  * in Prometheus (with a server label), a line per server on the page;
- * the first GN_STATUS_MEMC servers.
+ * the first GN_STATUS_MEMC servers. The session-ticket key (1.4,
+ * tls_ticket_stats): where it comes from, an id (a hash, never the
+ * key), its age, and the tickets issued and resumptions by ticket and
+ * by session id, as "tls_ticket_key", gannet_tls_ticket_* and a line.
  *
  * History: init_master maps a ring of GN_STATUS_SAMPLES samples
  * (MAP_SHARED, so every child sees the same one; a reload keeps it) and
@@ -167,6 +173,8 @@ typedef struct {
     int                  nmemc;
     gn_memcached_stats_t memc[GN_STATUS_MEMC];
     gn_memcached_stats_t memc_total;
+    int                  have_key;     /* tls_ticket_stats answered */
+    gn_tls_ticket_stats_t key;
     uint64_t             now;          /* unix seconds */
     uint64_t             interval;     /* ms; 0: no history */
     uint64_t             exited;       /* children retired so far */
@@ -733,6 +741,31 @@ gn_status_memc_rtt(const gn_memcached_stats_t *m)
 }
 
 
+static const char *
+gn_status_key_source(uint32_t source)
+{
+    return source == GN_TLS_KEY_FILE ? "file"
+           : source == GN_TLS_KEY_GENERATED ? "generated" : "none";
+}
+
+
+/* "tls_ticket_key" (1.4). */
+static void
+gn_status_json_key(gn_status_out_t *o, gn_status_snap_t *s)
+{
+    const gn_tls_ticket_stats_t  *k = &s->key;
+
+    gn_status_printf(o, "\n\"tls_ticket_key\":{\"source\":\"%s\","
+        "\"id\":", gn_status_key_source(k->source));
+    gn_status_json_str(o, k->id);
+    gn_status_printf(o, ",\"age\":%" PRIu64 ",\"loaded\":%" PRIu64
+        ",\"rotation_period\":%" PRIu64 ",\"tickets_issued\":%" PRIu64
+        ",\"resumed_by_ticket\":%" PRIu64 ",\"resumed_by_id\":%" PRIu64
+        "},", gn_status_age(s->now, k->created), k->loaded, k->period,
+        k->tickets_issued, k->resumed_ticket, k->resumed_id);
+}
+
+
 /* "tls_session_memcached": the sum, then each server (1.4). */
 static void
 gn_status_json_memc(gn_status_out_t *o, gn_status_snap_t *s)
@@ -819,6 +852,9 @@ gn_status_json(const gn_api_t *api, gn_status_out_t *o, gn_status_snap_t *s)
 
     if (s->have_memc) {
         gn_status_json_memc(o, s);
+    }
+    if (s->have_key) {
+        gn_status_json_key(o, s);
     }
 
     gn_status_printf(o, "\n\"history_interval\":%" PRIu64
@@ -1079,6 +1115,35 @@ gn_status_prom_children(gn_status_out_t *o, gn_status_snap_t *s)
 }
 
 
+static void
+gn_status_prom_key(gn_status_out_t *o, gn_status_snap_t *s)
+{
+    const gn_tls_ticket_stats_t  *k = &s->key;
+
+    gn_status_prom_head(o, "gannet_tls_ticket_key_info", "gauge",
+                        "The session-ticket key: its id (a hash) and "
+                        "source.");
+    gn_status_printf(o, "gannet_tls_ticket_key_info{id=\"");
+    gn_status_prom_str(o, k->id);
+    gn_status_printf(o, "\",source=\"%s\"} 1\n",
+                     gn_status_key_source(k->source));
+    gn_status_prom_head(o, "gannet_tls_ticket_key_age_seconds", "gauge",
+                        "Since the key was written or made.");
+    gn_status_printf(o, "gannet_tls_ticket_key_age_seconds %" PRIu64 "\n",
+                     gn_status_age(s->now, k->created));
+    gn_status_prom_head(o, "gannet_tls_tickets_issued_total", "counter",
+                        "TLS 1.3 session tickets sent.");
+    gn_status_printf(o, "gannet_tls_tickets_issued_total %" PRIu64 "\n",
+                     k->tickets_issued);
+    gn_status_prom_head(o, "gannet_tls_resumptions_total", "counter",
+                        "Resumed handshakes, by what they resumed with.");
+    gn_status_printf(o, "gannet_tls_resumptions_total{by=\"ticket\"} %"
+                     PRIu64 "\ngannet_tls_resumptions_total"
+                     "{by=\"session_id\"} %" PRIu64 "\n",
+                     k->resumed_ticket, k->resumed_id);
+}
+
+
 /* One labelled sample per memcached server: {server="ADDR"[,k="v"]}. */
 static void
 gn_status_prom_memc_row(gn_status_out_t *o, const char *name,
@@ -1221,6 +1286,9 @@ gn_status_prom(const gn_api_t *api, gn_status_out_t *o, gn_status_snap_t *s)
 
     if (s->have_memc && s->nmemc > 0) {
         gn_status_prom_memc(o, s);
+    }
+    if (s->have_key) {
+        gn_status_prom_key(o, s);
     }
 }
 
@@ -1565,6 +1633,18 @@ gn_status_html_head(const gn_api_t *api, gn_status_out_t *o,
                          sv->tls_cache_evictions);
     }
 
+    if (s->have_key) {
+        gn_status_printf(o, "<p id=gn-key>TLS ticket key: %s, id ",
+                         gn_status_key_source(s->key.source));
+        gn_status_html_str(o, s->key.id);
+        gn_status_printf(o, ", age ");
+        gn_status_html_age(o, gn_status_age(s->now, s->key.created));
+        gn_status_printf(o, "; %" PRIu64 " tickets issued; resumed by "
+                         "ticket %" PRIu64 ", by session id %" PRIu64
+                         "</p>\n", s->key.tickets_issued,
+                         s->key.resumed_ticket, s->key.resumed_id);
+    }
+
     for (i = 0; s->have_memc && i < s->nmemc; i++) {
         m = &s->memc[i];
         gn_status_printf(o, "<p class=gn-memc>TLS session cache, memcached ");
@@ -1707,6 +1787,9 @@ gn_status_snapshot(const gn_api_t *api, gn_request_t *r,
     s->have_server = api->server_stats(&s->server);
 
     s->have_proto = GN_API_HAS(api, proto_stats);
+
+    s->have_key = GN_API_HAS(api, tls_ticket_stats)
+                  && api->tls_ticket_stats(&s->key, sizeof(s->key)) == 1;
 
     s->have_memc = GN_API_HAS(api, memcached_stats);
     while (s->have_memc && s->nmemc < GN_STATUS_MEMC
