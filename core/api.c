@@ -781,6 +781,25 @@ gn_api_server_stats(gn_server_stats_t *out)
 }
 
 
+/* The end of the 1.3+ stats functions: the server's whole struct `ours`
+ * (whose first member is the uint32_t `size`) goes out as far as the
+ * caller's struct reaches, `size` saying how far. */
+static int
+gn_api_fill(void *out, void *ours, size_t ours_size, size_t size)
+{
+    uint32_t  n;
+
+    if (size > ours_size) {
+        size = ours_size;
+    }
+    n = (uint32_t) size;
+    memcpy(ours, &n, sizeof(n));
+    memcpy(out, ours, size);
+
+    return 1;
+}
+
+
 /*
  * 1.3. The counters are copied into a whole struct of this server's
  * headers and then only as many bytes as the caller's struct has: a
@@ -835,13 +854,7 @@ gn_api_proto_stats(int slot, gn_proto_stats_t *out, size_t size)
     ps.h2_timeouts = p->h2_timeouts;
     ps.h2_client_resets = p->h2_client_resets;
 
-    if (size > sizeof(ps)) {
-        size = sizeof(ps);
-    }
-    ps.size = (uint32_t) size;
-    memcpy(out, &ps, size);
-
-    return 1;
+    return gn_api_fill(out, &ps, sizeof(ps), size);
 }
 
 
@@ -877,13 +890,7 @@ gn_api_memcached_stats(unsigned index, gn_memcached_stats_t *out,
     ms.rtt_us = st.rtt_us;
     ms.rtt_n = st.rtt_n;
 
-    if (size > sizeof(ms)) {
-        size = sizeof(ms);
-    }
-    ms.size = (uint32_t) size;
-    memcpy(out, &ms, size);
-
-    return 1;
+    return gn_api_fill(out, &ms, sizeof(ms), size);
 }
 
 
@@ -910,13 +917,7 @@ gn_api_tls_ticket_stats(gn_tls_ticket_stats_t *out, size_t size)
     ts.resumed_ticket = ks.resumed_ticket;
     ts.resumed_id = ks.resumed_id;
 
-    if (size > sizeof(ts)) {
-        size = sizeof(ts);
-    }
-    ts.size = (uint32_t) size;
-    memcpy(out, &ts, size);
-
-    return 1;
+    return gn_api_fill(out, &ts, sizeof(ts), size);
 }
 
 
