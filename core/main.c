@@ -6,6 +6,7 @@
 
 #include "gn_config.h"
 
+#include <dirent.h>
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -325,12 +326,53 @@ gn_reload_and_wait(const char *pidfile, pid_t pid)
 
 /*
  * -s upgrade: USR2, then the outcome (master.c): the pid file names a
- * new master while PIDFILE.oldbin names this one (done: the old master
- * is left for the caller to stop), or PIDFILE names the old master again
+ * new master that has started children while PIDFILE.oldbin names this
+ * one (done: the old master is left for the caller to stop), or PIDFILE names the old master again
  * and there is no .oldbin (the new one failed; its reason is in the
  * error log). Bounded by GN_UPGRADE_WAIT_SEC.
  */
 #define GN_UPGRADE_WAIT_SEC  30
+
+/* Whether pid has a child that is not a zombie (/proc; without it, yes:
+ * the pid file alone is what can be told). */
+static gn_uint_t
+gn_has_child(pid_t pid)
+{
+    struct dirent  *de;
+    char            path[300], buf[512], *p;
+    ssize_t         n;
+    DIR            *d;
+    int             fd, ppid, found = 0;
+
+    d = opendir("/proc");
+    if (d == NULL) {
+        return 1;
+    }
+    while (!found && (de = readdir(d)) != NULL) {
+        if (de->d_name[0] < '1' || de->d_name[0] > '9') {
+            continue;
+        }
+        snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd == -1) {
+            continue;
+        }
+        n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        buf[n > 0 ? n : 0] = '\0';
+        /* pid (comm) state ppid ...: comm may hold spaces and parens */
+        p = strrchr(buf, ')');
+        if (p != NULL && sscanf(p + 1, " %*c %d", &ppid) == 1
+            && ppid == (int) pid && p[2] != 'Z')
+        {
+            found = 1;
+        }
+    }
+    closedir(d);
+
+    return found;
+}
+
 
 static int
 gn_upgrade_and_wait(const char *pidfile, pid_t pid)
@@ -359,7 +401,10 @@ gn_upgrade_and_wait(const char *pidfile, pid_t pid)
         if (access(oldbin, F_OK) == 0) {
             moved = 1;                  /* the old master renamed it */
             now = gn_read_pid(pidfile, 1);
-            if (now > 0 && now != pid && gn_pid_is_gannet(now)) {
+            /* its children started: the old master may go */
+            if (now > 0 && now != pid && gn_pid_is_gannet(now)
+                && gn_has_child(now))
+            {
                 gn_log_stderr(0, "upgraded: new master pid %d, old master "
                               "pid %d (stop it with QUIT when the new one "
                               "serves)", (int) now, (int) pid);
