@@ -8,13 +8,21 @@
  * without a handler, so that its answer, when it comes, is matched and
  * dropped.
  *
- * Requests (meta protocol, memcached >= 1.6):
- *   mg KEY v\r\n                  VA LEN\r\nDATA\r\n | EN\r\n
- *   ms KEY LEN T<ttl>\r\nDATA\r\n HD\r\n | NS\r\n
- *   md KEY\r\n                    HD\r\n | NF\r\n
- * SERVER_ERROR fails the one request; anything else that is not one of
- * these (or an answer with no request waiting) is a protocol error: the
- * connection is closed and the server is down for its back-off.
+ * Requests (meta protocol, memcached >= 1.6), each with an opaque
+ * token that the answer carries back:
+ *   mg KEY v O<n>\r\n                 VA LEN O<n>\r\nDATA\r\n | EN O<n>
+ *   ms KEY LEN T<ttl> q O0\r\nDATA   nothing | NS O0 (and the like)
+ *   md KEY q O0\r\n                   nothing | NF O0
+ * Stores and deletes are quiet (q): memcached answers them only when they
+ * fail, so that a full handshake's store does not wake the child again;
+ * they carry token 0 and are not in the FIFO, which holds the lookups
+ * only, each with its own non-zero token: an answer is matched by its
+ * token, so a lost or unexpected line can never hand one connection's
+ * value to another. SERVER_ERROR (no token) fails the oldest lookup, or
+ * counts a failed store when none waits; anything else that is not one
+ * of these, or a token that is not the oldest lookup's, is a protocol
+ * error: the connection is closed and the server is down for its
+ * back-off.
  */
 
 #include "gn_config.h"
@@ -43,19 +51,13 @@
 #define gn_memc_count(st, f)                                                  \
     (void) __atomic_fetch_add(&(st)->f, 1, __ATOMIC_RELAXED)
 
-typedef enum {
-    GN_MEMC_OP_GET = 0,
-    GN_MEMC_OP_SET,
-    GN_MEMC_OP_DEL
-} gn_memc_kind_e;
-
 struct gn_memc_op_s {
     gn_memc_op_t         *next;
     gn_memc_handler_pt    handler;      /* NULL: nobody waits */
     void                 *data;
     uint64_t              start_us;
     struct gn_memc_srv_s *srv;
-    gn_memc_kind_e        kind;
+    uint32_t              token;        /* O<token>, never 0 */
 };
 
 typedef struct gn_memc_srv_s {
@@ -75,9 +77,11 @@ typedef struct gn_memc_srv_s {
     u_char               *in;
     size_t                in_len;
     size_t                in_size;
-    gn_memc_op_t         *head;         /* sent (or queued), oldest first */
+    gn_memc_op_t         *head;         /* lookups sent (or queued), oldest
+                                           first */
     gn_memc_op_t         *tail;
     gn_uint_t             nops;
+    uint32_t              token;        /* the last lookup's */
 } gn_memc_srv_t;
 
 
@@ -250,9 +254,6 @@ gn_memc_fail(gn_memc_srv_t *s, const char *why, int err)
 
     for ( /* void */ ; op != NULL; op = next) {
         next = op->next;
-        if (op->kind == GN_MEMC_OP_SET) {
-            gn_memc_count(s->st, store_failures);
-        }
         if (op->handler != NULL) {
             (void) op->handler(op->data, GN_ERROR, NULL, 0);
         }
@@ -367,78 +368,55 @@ gn_memc_pick(gn_memc_conf_t *mc, const u_char *key, size_t klen)
 }
 
 
-/* Queues one request: the command line, then the data and its CRLF. */
-static gn_memc_op_t *
-gn_memc_queue(gn_memc_srv_t *s, gn_memc_kind_e kind, const char *line,
-    size_t llen, const u_char *val, size_t vlen)
+/* Room for need more bytes of requests; the buffer is made at the
+ * first request, of the largest size. */
+static u_char *
+gn_memc_room(gn_memc_srv_t *s, size_t need)
 {
-    gn_memc_op_t  *op;
-    size_t         need;
-    u_char        *b;
-
-    need = llen + (val != NULL ? vlen + 2 : 0);
-
-    if (s->nops >= GN_MEMC_OPS_MAX
-        || s->out_len + need > GN_MEMC_OUT_MAX)
-    {
+    if (s->out_len + need > GN_MEMC_OUT_MAX) {
         return NULL;
     }
-
     if (s->out == NULL) {
-        /* one buffer of the largest size, made at the first request */
         s->out = malloc(GN_MEMC_OUT_MAX);
         if (s->out == NULL) {
             return NULL;
         }
     }
-
-    op = gn_memc_op_free;
-    if (op != NULL) {
-        gn_memc_op_free = op->next;
-    } else {
-        op = malloc(sizeof(gn_memc_op_t));
-        if (op == NULL) {
-            return NULL;
-        }
-    }
-
-    b = s->out + s->out_len;
-    memcpy(b, line, llen);
-    if (val != NULL) {
-        memcpy(b + llen, val, vlen);
-        memcpy(b + llen + vlen, "\r\n", 2);
-    }
-    s->out_len += need;
-
-    op->next = NULL;
-    op->handler = NULL;
-    op->data = NULL;
-    op->kind = kind;
-    op->srv = s;
-    op->start_us = 0;
-
-    if (s->tail != NULL) {
-        s->tail->next = op;
-    } else {
-        s->head = op;
-        gn_timer_set(&s->timer, GN_MEMC_STALL);
-    }
-    s->tail = op;
-    s->nops++;
-
-    return op;
+    return s->out + s->out_len;
 }
 
 
-static size_t
-gn_memc_line(char *buf, size_t size, const char *cmd, const u_char *key,
-    size_t klen, const char *tail)
+/* Queues a request: its line (cmd KEY tail), then the data and its CRLF
+ * when val is not NULL. GN_ERROR: no room. */
+static gn_int_t
+gn_memc_put(gn_memc_srv_t *s, const char *cmd, const u_char *key,
+    size_t klen, const char *tail, const u_char *val, size_t vlen)
 {
-    int  n;
+    char     line[GN_MEMC_KEY_MAX + 64];
+    u_char  *b;
+    size_t   need;
+    int      n;
 
-    n = snprintf(buf, size, "%s %.*s%s\r\n", cmd, (int) klen,
+    n = snprintf(line, sizeof(line), "%s %.*s%s\r\n", cmd, (int) klen,
                  (const char *) key, tail);
-    return n > 0 && (size_t) n < size ? (size_t) n : 0;
+    if (n <= 0 || (size_t) n >= sizeof(line)) {
+        return GN_ERROR;
+    }
+
+    need = (size_t) n + (val != NULL ? vlen + 2 : 0);
+    b = gn_memc_room(s, need);
+    if (b == NULL) {
+        return GN_ERROR;
+    }
+
+    memcpy(b, line, (size_t) n);
+    if (val != NULL) {
+        memcpy(b + n, val, vlen);
+        memcpy(b + n + vlen, "\r\n", 2);
+    }
+    s->out_len += need;
+
+    return GN_OK;
 }
 
 
@@ -448,8 +426,7 @@ gn_memc_get(gn_memc_conf_t *mc, const u_char *key, size_t klen,
 {
     gn_memc_srv_t  *s;
     gn_memc_op_t   *op;
-    char            line[GN_MEMC_KEY_MAX + 32];
-    size_t          n;
+    char            tail[32];
 
     if (klen == 0 || klen > GN_MEMC_KEY_MAX) {
         return NULL;
@@ -464,14 +441,42 @@ gn_memc_get(gn_memc_conf_t *mc, const u_char *key, size_t klen,
         return NULL;
     }
 
-    n = gn_memc_line(line, sizeof(line), "mg", key, klen, " v");
-    op = n ? gn_memc_queue(s, GN_MEMC_OP_GET, line, n, NULL, 0) : NULL;
-    if (op == NULL) {
+    op = gn_memc_op_free;
+    if (s->nops >= GN_MEMC_OPS_MAX
+        || (op == NULL && (op = malloc(sizeof(gn_memc_op_t))) == NULL))
+    {
+        gn_memc_count(s->st, skipped);
+        return NULL;
+    }
+    if (op == gn_memc_op_free) {
+        gn_memc_op_free = op->next;
+    }
+
+    if (++s->token == 0) {
+        s->token = 1;                   /* 0 is the quiet requests' */
+    }
+    (void) snprintf(tail, sizeof(tail), " v O%u", (unsigned) s->token);
+    if (gn_memc_put(s, "mg", key, klen, tail, NULL, 0) != GN_OK) {
+        gn_memc_op_put(op);
         gn_memc_count(s->st, skipped);
         return NULL;
     }
 
+    op->next = NULL;
+    op->handler = NULL;
+    op->data = NULL;
+    op->srv = s;
+    op->token = s->token;
     op->start_us = gn_memc_now_us();
+
+    if (s->tail != NULL) {
+        s->tail->next = op;
+    } else {
+        s->head = op;
+        gn_timer_set(&s->timer, GN_MEMC_STALL);
+    }
+    s->tail = op;
+    s->nops++;
     gn_memc_count(s->st, lookups);
 
     if (s->connected) {
@@ -504,13 +509,14 @@ gn_memc_abandon(gn_memc_op_t *op)
 }
 
 
+/* A quiet store or delete: counted as stored when it is written;
+ * memcached says only when it fails. */
 static void
-gn_memc_send(gn_memc_conf_t *mc, gn_memc_kind_e kind, const u_char *key,
+gn_memc_send(gn_memc_conf_t *mc, const char *cmd, const u_char *key,
     size_t klen, const u_char *val, size_t vlen, time_t ttl)
 {
     gn_memc_srv_t  *s;
-    char            line[GN_MEMC_KEY_MAX + 64], tail[48];
-    size_t          n;
+    char            tail[64];
 
     if (klen == 0 || klen > GN_MEMC_KEY_MAX) {
         return;
@@ -518,27 +524,28 @@ gn_memc_send(gn_memc_conf_t *mc, gn_memc_kind_e kind, const u_char *key,
 
     s = gn_memc_pick(mc, key, klen);
     if (s == NULL) {
-        if (kind == GN_MEMC_OP_SET) {
+        if (val != NULL) {
             gn_memc_count(&mc->stats[gn_chash_pick(&mc->ring, key, klen)],
                           store_failures);
         }
         return;
     }
 
-    if (kind == GN_MEMC_OP_SET) {
-        (void) snprintf(tail, sizeof(tail), " %zu T%lld", vlen,
+    if (val != NULL) {
+        (void) snprintf(tail, sizeof(tail), " %zu T%lld q O0", vlen,
                         (long long) ttl);
-        n = gn_memc_line(line, sizeof(line), "ms", key, klen, tail);
     } else {
-        n = gn_memc_line(line, sizeof(line), "md", key, klen, "");
-        val = NULL;
+        (void) snprintf(tail, sizeof(tail), " q O0");
     }
 
-    if (n == 0 || gn_memc_queue(s, kind, line, n, val, vlen) == NULL) {
-        if (kind == GN_MEMC_OP_SET) {
+    if (gn_memc_put(s, cmd, key, klen, tail, val, vlen) != GN_OK) {
+        if (val != NULL) {
             gn_memc_count(s->st, store_failures);
         }
         return;
+    }
+    if (val != NULL) {
+        gn_memc_count(s->st, stores);
     }
 
     if (s->connected) {
@@ -551,18 +558,36 @@ void
 gn_memc_set(gn_memc_conf_t *mc, const u_char *key, size_t klen,
     const u_char *val, size_t len, time_t ttl)
 {
-    gn_memc_send(mc, GN_MEMC_OP_SET, key, klen, val, len, ttl);
+    gn_memc_send(mc, "ms", key, klen, val, len, ttl);
 }
 
 
 void
 gn_memc_delete(gn_memc_conf_t *mc, const u_char *key, size_t klen)
 {
-    gn_memc_send(mc, GN_MEMC_OP_DEL, key, klen, NULL, 0, 0);
+    gn_memc_send(mc, "md", key, klen, NULL, 0, 0);
 }
 
 
-/* The oldest request is answered: its handler, its counters. */
+/* The server answered as memcached does: it is up. */
+static void
+gn_memc_answered(gn_memc_srv_t *s)
+{
+    if (s->answered) {
+        return;
+    }
+    s->answered = 1;
+    s->backoff = GN_MEMC_BACKOFF_MIN;
+    gn_memc_set_state(s, GN_MEMC_UP);
+    if (s->reported) {
+        s->reported = 0;
+        gn_log_error(GN_LOG_NOTICE, &gn_cycle->log, 0, "memcached %.*s up",
+                     GN_STR_ARG(&s->addr->name));
+    }
+}
+
+
+/* The oldest lookup is answered: its handler, its counters. */
 static void
 gn_memc_done(gn_memc_srv_t *s, gn_int_t rc, const u_char *val, size_t len)
 {
@@ -577,44 +602,44 @@ gn_memc_done(gn_memc_srv_t *s, gn_int_t rc, const u_char *val, size_t len)
     }
     s->nops--;
 
-    if (!s->answered) {
-        s->answered = 1;
-        s->backoff = GN_MEMC_BACKOFF_MIN;
-        gn_memc_set_state(s, GN_MEMC_UP);
-        if (s->reported) {
-            s->reported = 0;
-            gn_log_error(GN_LOG_NOTICE, &gn_cycle->log, 0, "memcached %.*s "
-                         "up", GN_STR_ARG(&s->addr->name));
+    if (op->handler != NULL) {
+        (void) __atomic_fetch_add(&s->st->rtt_us,
+                                  gn_memc_now_us() - op->start_us,
+                                  __ATOMIC_RELAXED);
+        gn_memc_count(s->st, rtt_n);
+        /* a value the caller could not use is no hit */
+        if (op->handler(op->data, rc, val, len) == GN_OK) {
+            gn_memc_count(s->st, hits);
+        } else if (rc != GN_ERROR) {
+            gn_memc_count(s->st, misses);
         }
     }
+    gn_memc_op_put(op);
+}
 
-    switch (op->kind) {
-    case GN_MEMC_OP_GET:
-        if (op->handler != NULL) {
-            (void) __atomic_fetch_add(&s->st->rtt_us,
-                                      gn_memc_now_us() - op->start_us,
-                                      __ATOMIC_RELAXED);
-            gn_memc_count(s->st, rtt_n);
-            /* a value the caller could not use is no hit */
-            if (op->handler(op->data, rc, val, len) == GN_OK) {
-                gn_memc_count(s->st, hits);
-            } else if (rc != GN_ERROR) {
-                gn_memc_count(s->st, misses);
+
+/* The O<token> flag among the flags of a reply line p[0..n), after its
+ * code; -1 when there is none. */
+static int64_t
+gn_memc_token(const u_char *p, size_t n)
+{
+    size_t    i;
+    uint64_t  t;
+
+    for (i = 2; i + 2 <= n; i++) {
+        if (p[i - 1] != ' ' || p[i] != 'O') {
+            continue;
+        }
+        t = 0;
+        for (i++; i < n && p[i] >= '0' && p[i] <= '9'; i++) {
+            t = t * 10 + (uint64_t) (p[i] - '0');
+            if (t > UINT32_MAX) {
+                return -1;
             }
         }
-        break;
-    case GN_MEMC_OP_SET:
-        if (rc == GN_OK) {
-            gn_memc_count(s->st, stores);
-        } else {
-            gn_memc_count(s->st, store_failures);
-        }
-        break;
-    case GN_MEMC_OP_DEL:
-        break;
+        return i == n || p[i] == ' ' ? (int64_t) t : -1;
     }
-
-    gn_memc_op_put(op);
+    return -1;
 }
 
 
@@ -627,11 +652,10 @@ gn_memc_done(gn_memc_srv_t *s, gn_int_t rc, const u_char *val, size_t len)
 static gn_int_t
 gn_memc_parse(gn_memc_srv_t *s, const char **why)
 {
-    u_char        *p, *end, *eol;
-    size_t         n, vlen;
-    gn_memc_kind_e kind;
-    gn_int_t       rc;
-    char          *e;
+    u_char   *p, *end, *eol;
+    size_t    n, vlen;
+    int64_t   tok;
+    char     *e;
 
     p = s->in;
     end = s->in + s->in_len;
@@ -651,72 +675,87 @@ gn_memc_parse(gn_memc_srv_t *s, const char **why)
         }
         n = (size_t) (eol - 1 - p);
 
-        if (s->head == NULL) {
-            *why = "a reply to no request";
-            return GN_ERROR;
-        }
-        kind = s->head->kind;
-
         if (gn_memc_is(p, n, "SERVER_ERROR")) {
-            rc = GN_ERROR;             /* this request failed, only it */
-
-        } else if (kind == GN_MEMC_OP_GET && gn_memc_is(p, n, "VA")) {
-            errno = 0;
-            vlen = n > 3 ? strtoul((char *) p + 3, &e, 10) : 0;
-            if (n <= 3 || errno != 0 || (e != (char *) p + n && *e != ' ')
-                || !(p[3] >= '0' && p[3] <= '9')
-                || vlen > GN_MEMC_VALUE_MAX)
-            {
-                *why = "bad VA line";
-                return GN_ERROR;
+            /* no token: the oldest lookup's, or a quiet store's */
+            p = eol + 1;
+            if (s->head != NULL) {
+                gn_memc_done(s, GN_ERROR, NULL, 0);
+            } else {
+                gn_memc_count(s->st, store_failures);
             }
-            if ((size_t) (end - (eol + 1)) < vlen + 2) {
-                if (s->in_size < (size_t) (eol + 1 - p) + vlen + 2) {
-                    /* the buffer grows for a value bigger than it */
-                    u_char  *nb;
-                    size_t   want = (size_t) (eol + 1 - p) + vlen + 2;
-
-                    memmove(s->in, p, (size_t) (end - p));
-                    s->in_len = (size_t) (end - p);
-                    nb = realloc(s->in, want);
-                    if (nb == NULL) {
-                        *why = "out of memory";
-                        return GN_ERROR;
-                    }
-                    s->in = nb;
-                    s->in_size = want;
-                    return GN_OK;
-                }
-                break;
-            }
-            if (eol[1 + vlen] != '\r' || eol[2 + vlen] != '\n') {
-                *why = "value not ended by CRLF";
-                return GN_ERROR;
-            }
-            p = eol + 1 + vlen + 2;
-            gn_memc_done(s, GN_OK, eol + 1, vlen);
             continue;
+        }
 
-        } else if (kind == GN_MEMC_OP_GET && gn_memc_is(p, n, "EN")) {
-            rc = GN_DECLINED;
-        } else if (kind == GN_MEMC_OP_SET && gn_memc_is(p, n, "HD")) {
-            rc = GN_OK;
-        } else if (kind == GN_MEMC_OP_SET
-                   && (gn_memc_is(p, n, "NS") || gn_memc_is(p, n, "NF")
-                       || gn_memc_is(p, n, "EX")))
-        {
-            rc = GN_DECLINED;
-        } else if (kind == GN_MEMC_OP_DEL
-                   && (gn_memc_is(p, n, "HD") || gn_memc_is(p, n, "NF")))
-        {
-            rc = GN_OK;
-        } else {
-            *why = "unexpected reply";
+        tok = gn_memc_token(p, n);
+
+        if (tok == 0) {
+            /* a quiet store or delete that did not succeed */
+            if (gn_memc_is(p, n, "NS") || gn_memc_is(p, n, "EX")
+                || gn_memc_is(p, n, "NF"))
+            {
+                if (p[0] != 'N' || p[1] != 'F') {
+                    gn_memc_count(s->st, store_failures);
+                }
+                gn_memc_answered(s);
+                p = eol + 1;
+                continue;
+            }
+            *why = "unexpected reply to a store";
             return GN_ERROR;
         }
 
-        p = eol + 1;
-        gn_memc_done(s, rc, NULL, 0);
+        if (s->head == NULL || tok != (int64_t) s->head->token) {
+            *why = s->head == NULL ? "a reply to no request"
+                                   : "a reply out of order";
+            return GN_ERROR;
+        }
+
+        if (gn_memc_is(p, n, "EN")) {
+            p = eol + 1;
+            gn_memc_answered(s);
+            gn_memc_done(s, GN_DECLINED, NULL, 0);
+            continue;
+        }
+
+        if (!gn_memc_is(p, n, "VA")) {
+            *why = "unexpected reply to a lookup";
+            return GN_ERROR;
+        }
+
+        errno = 0;
+        vlen = n > 3 ? strtoul((char *) p + 3, &e, 10) : 0;
+        if (n <= 3 || errno != 0 || (e != (char *) p + n && *e != ' ')
+            || !(p[3] >= '0' && p[3] <= '9') || vlen > GN_MEMC_VALUE_MAX)
+        {
+            *why = "bad VA line";
+            return GN_ERROR;
+        }
+        if ((size_t) (end - (eol + 1)) < vlen + 2) {
+            if (s->in_size < (size_t) (eol + 1 - p) + vlen + 2) {
+                /* the buffer grows for a value bigger than it */
+                u_char  *nb;
+                size_t   want = (size_t) (eol + 1 - p) + vlen + 2;
+
+                memmove(s->in, p, (size_t) (end - p));
+                s->in_len = (size_t) (end - p);
+                nb = realloc(s->in, want);
+                if (nb == NULL) {
+                    *why = "out of memory";
+                    return GN_ERROR;
+                }
+                s->in = nb;
+                s->in_size = want;
+                return GN_OK;
+            }
+            break;
+        }
+        if (eol[1 + vlen] != '\r' || eol[2 + vlen] != '\n') {
+            *why = "value not ended by CRLF";
+            return GN_ERROR;
+        }
+        p = eol + 1 + vlen + 2;
+        gn_memc_answered(s);
+        gn_memc_done(s, GN_OK, eol + 1, vlen);
     }
 
     if (s->io.fd == -1) {
@@ -732,11 +771,14 @@ gn_memc_parse(gn_memc_srv_t *s, const char **why)
 }
 
 
+/* Reads and answers what came; hup: the peer's FIN came too, so read
+ * on to the 0 that says so. */
 static void
-gn_memc_read(gn_memc_srv_t *s)
+gn_memc_read(gn_memc_srv_t *s, uint32_t hup)
 {
     const char  *why = NULL;
     ssize_t      n;
+    size_t       want;
 
     if (s->in == NULL) {
         s->in = malloc(GN_MEMC_IN_SIZE);
@@ -754,7 +796,8 @@ gn_memc_read(gn_memc_srv_t *s)
             return;
         }
 
-        n = recv(s->io.fd, s->in + s->in_len, s->in_size - s->in_len, 0);
+        want = s->in_size - s->in_len;
+        n = recv(s->io.fd, s->in + s->in_len, want, 0);
         if (n == -1) {
             if (errno == EINTR) {
                 continue;
@@ -779,6 +822,12 @@ gn_memc_read(gn_memc_srv_t *s)
             gn_memc_count(s->st, err_protocol);
             (void) snprintf(msg, sizeof(msg), "protocol error: %s", why);
             gn_memc_fail(s, msg, 0);
+            return;
+        }
+
+        if ((size_t) n < want && !hup) {
+            /* the socket is empty: the next bytes bring an event (edge
+             * triggered), no recv() to meet EAGAIN */
             return;
         }
     }
@@ -806,7 +855,7 @@ gn_memc_io(gn_io_t *io, uint32_t events)
     }
 
     if (events & (GN_EV_IN | GN_EV_ERR | GN_EV_RDHUP)) {
-        gn_memc_read(s);
+        gn_memc_read(s, events & (GN_EV_RDHUP | GN_EV_ERR));
         if (s->io.fd == -1) {
             return;
         }

@@ -2,7 +2,8 @@
  * A memcached client in the child's event loop, for the TLS session
  * cache's second tier: non-blocking, one connection per server per
  * child, requests pipelined on it in the meta text protocol of memcached
- * 1.6 (mg / ms / md) and answered in order.
+ * 1.6 (mg / ms / md), lookups matched to their answers by opaque token,
+ * stores and deletes quiet (answered only when they fail).
  *
  * Nothing here ever blocks or waits: a lookup is answered through its
  * handler from the loop; a server that is down (refused, closed, gave a
@@ -45,7 +46,8 @@ typedef struct {
     uint64_t    misses;         /* not found, or unusable */
     uint64_t    timeouts;       /* the caller stopped waiting */
     uint64_t    skipped;        /* not asked: down, or too much queued */
-    uint64_t    stores;         /* stored (memcached said so) */
+    uint64_t    stores;         /* sent to be stored (quietly: memcached
+                                   answers only a failure) */
     uint64_t    store_failures; /* not sent, or refused */
     uint64_t    err_connect;    /* connect failed, or the server closed */
     uint64_t    err_protocol;   /* a reply that is not memcached's */

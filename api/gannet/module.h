@@ -319,7 +319,7 @@ typedef struct {
     uint64_t    timeouts;       /* ... answered too late (past
                                    tls_session_memcached_timeout) */
     uint64_t    skipped;        /* not asked: the server was down */
-    uint64_t    stores;         /* sessions stored */
+    uint64_t    stores;         /* sessions sent to be stored */
     uint64_t    store_failures; /* ... not sent or refused */
     uint64_t    err_connect;    /* connections refused, failed, closed */
     uint64_t    err_protocol;   /* replies that were not memcached's */

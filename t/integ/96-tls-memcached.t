@@ -9,7 +9,8 @@
 # only cost a full handshake: memcached killed and restarted under load
 # (one log line per state change, back up by itself), a memcached that
 # accepts and never answers (tls_session_memcached_timeout), one that
-# answers garbage, and garbage stored under the right key. The counters
+# answers garbage, one whose answers carry other requests' tokens, and
+# garbage stored under the right key. The counters
 # are read from mod_status's JSON ("tls_session_memcached").
 
 use strict;
@@ -31,6 +32,7 @@ my $dir = $ta->testdir;
 my $mport = $ta->port(5);       # the real memcached
 my $stall_port = $ta->port(6);  # a fake that never answers
 my $junk_port = $ta->port(7);   # a fake that answers garbage
+my $tok_port = $ta->port(8);    # a fake that answers other requests
 my $KEY_RE = qr/^gannet:([0-9a-f]{16}):([0-9a-f]{64})$/;
 
 # ---- helpers ----------------------------------------------------------------
@@ -601,10 +603,36 @@ cmp_ok(scalar @lf, '<=', 10, "garbage memcached: at most 10 lines for $n"
                              . ' connections') or diag(join("\n", @lf));
 GnMemc::stop($fake);
 
+# ---- 8. answers to other requests (opaque tokens that do not match) -------
+
+$fake = GnMemc::fake($tok_port, 'mistoken');
+my $tk = GnTest->new(timeout => 0);
+conf($tk, servers => "127.0.0.1:$tok_port");
+$tk->run;
+$tk->wait_children(2, 10);
+($new, @fail) = (0);
+for my $i (1 .. 5) {
+    $r = s12($tk, sess_in => $sess, path => "/?tok$i");
+    if (ok200($r) && !$r->{reused}) {
+        $new++;
+    } else {
+        push @fail, "#$i: " . what($r);
+    }
+}
+is($new, 5, 'answers with the wrong token: 5 of 5 connections succeed')
+    or diag(join("\n", @fail));
+my $mk = mstat($tk, sub { ref $_[0]{errors} eq 'HASH'
+                          && n($_[0]{errors}{protocol}) >= 1 });
+cmp_ok(n(ref $mk->{errors} eq 'HASH' ? $mk->{errors}{protocol} : 0), '>=',
+       1, 'answers with the wrong token: a protocol error')
+    or diag(explain($mk));
+is(n($mk->{misses}), 0, 'answers with the wrong token: not taken as misses');
+GnMemc::stop($fake);
+
 # ---- the end: no server, memcached or fake left ----------------------------
 
 # the servers first, so that they do not log memcached going away
-GnTLS::finish($_) for grep { defined } $tb, $tc, $tg, $te, $tf, $ta;
+GnTLS::finish($_) for grep { defined } $tb, $tc, $tg, $te, $tf, $tk, $ta;
 GnMemc::stop($mc);
 ok(!kill(0, $mc), 'memcached stopped');
 alarm(0);

@@ -139,6 +139,10 @@ sub fake
                 next;
             }
             syswrite($s, "HELLO GARBAGE\r\n") if $mode eq 'garbage';
+            # well-formed answers, each to another request than asked
+            while ($mode eq 'mistoken' && $buf =~ /^mg \S+ .*?O(\d+)/mg) {
+                syswrite($s, 'EN O' . ($1 + 1000) . "\r\n");
+            }
         }
     }
 }
