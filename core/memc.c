@@ -273,6 +273,10 @@ gn_memc_stalled(gn_timer_t *t)
         return;
     }
 
+    if (s->head == NULL) {
+        return;                         /* nothing awaits an answer */
+    }
+
     gn_memc_count(s->st, err_stall);
     gn_memc_fail(s, "no answer for a second", 0);
 }
@@ -850,8 +854,16 @@ gn_memc_io(gn_io_t *io, uint32_t events)
             gn_memc_fail(s, "connect() failed", err);
             return;
         }
-        /* connected; "up" waits for the first reply */
+        /* connected: the stall limit is for lookups from now on (a
+         * server that gets only quiet stores never answers); "up" in the
+         * log waits for the first answer */
         s->connected = 1;
+        if (s->state == GN_MEMC_CONNECTING && !s->answered) {
+            gn_memc_set_state(s, GN_MEMC_UP);
+        }
+        if (s->head == NULL && gn_timer_is_set(&s->timer)) {
+            gn_timer_del(&s->timer);
+        }
     }
 
     if (events & (GN_EV_IN | GN_EV_ERR | GN_EV_RDHUP)) {

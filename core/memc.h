@@ -34,8 +34,8 @@
 /* A server's state as the children last saw it (status page). */
 typedef enum {
     GN_MEMC_IDLE = 0,           /* never asked */
-    GN_MEMC_CONNECTING,         /* connecting, or no answer yet */
-    GN_MEMC_UP,                 /* answered */
+    GN_MEMC_CONNECTING,         /* connecting */
+    GN_MEMC_UP,                 /* connected (and answering) */
     GN_MEMC_DOWN                /* failed; waiting to retry */
 } gn_memc_state_e;
 

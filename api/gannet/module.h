@@ -305,8 +305,8 @@ typedef struct {
  * proto_stats).
  */
 #define GN_MEMCACHED_IDLE         0     /* not asked yet */
-#define GN_MEMCACHED_CONNECTING   1     /* connecting, or no answer yet */
-#define GN_MEMCACHED_UP           2
+#define GN_MEMCACHED_CONNECTING   1     /* connecting */
+#define GN_MEMCACHED_UP           2     /* connected */
 #define GN_MEMCACHED_DOWN         3     /* failed; retried after a back-off */
 
 typedef struct {

@@ -352,6 +352,26 @@ my $val = $item ? GnMemc::get($mport, $item->{key}) : undef;
 cmp_ok(length($val // ''), '>', 32,
        'memcached: the value is a packed session');
 
+# A machine that only stores (its clients bring no session) gets no
+# answer from memcached, ever: it is not a stall, and its stores go on
+sleep(1.5);
+my ($okx, @xfail) = (0);
+for my $i (1 .. 3) {
+    my $sx = "$dir/ax$i.pem";
+    $r = s12($ta, sess_out => $sx, path => "/?ax$i");
+    wait_key(sess_id($ta, $sx));
+    $r = s12($tb, sess_in => $sx, path => "/?bx$i");
+    if ($r->{reused}) {
+        $okx++;
+    } else {
+        push @xfail, what($r);
+    }
+}
+is($okx, 3, 'A only stores for 1.5 s: its later sessions still resume on B')
+    or diag(join("\n", @xfail));
+is(join("\n", grep { /down/ } memc_lines($ta, $mport)), '',
+   'A only stores: memcached is never taken for down');
+
 # ---- 3. never across farms (prefix) or server blocks (certificate) ----------
 
 my $tc = member(undef, prefix => 'farm2');
