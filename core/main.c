@@ -585,12 +585,12 @@ gn_start(gn_cycle_t *cycle, const gn_options_t *o, const char *conf,
         return 1;
     }
 
+    gn_listen_inherit(&gn_log_default);
+    gn_shm_inherit(&gn_log_default);
+
     if (gn_scoreboard_init() != GN_OK) {
         return 1;
     }
-
-    gn_listen_inherit(&gn_log_default);
-    gn_shm_inherit(&gn_log_default);
 
     if (gn_cycle_open(cycle, NULL, &gn_log_default) != GN_OK) {
         return 1;

@@ -235,9 +235,9 @@ gn_master_reaped(gn_int_t slot, pid_t pid, int status)
  *
  * The shared-memory zones (shm.c: the TLS session cache, the default
  * ticket key, the memcached counters) follow as memfds in GANNET_ZONES,
- * so sessions resume across the upgrade; the scoreboard does not (the
- * old children still write theirs), so the status page's totals start
- * again with the new master.
+ * so sessions resume across the upgrade, and so does the scoreboard: the
+ * new master makes its own and reads the old one's totals until the old
+ * master and its children are gone, then folds them in (scoreboard.h).
  */
 
 void
@@ -280,15 +280,18 @@ gn_master_exec_new(void)
         }
         n++;
     }
+
+    /* the shared-memory zones after them (GANNET_ZONES), copied before
+     * the sockets go into place: a zone's own descriptor (the
+     * scoreboard's, made first) may be one that dup2() replaces */
+    if (gn_shm_pass(3 + (int) n) != GN_OK) {
+        _exit(71);
+    }
+
     for (i = 0; i < n; i++) {
         if (dup2(tmp[i], 3 + (int) i) == -1) {       /* not close-on-exec */
             _exit(71);
         }
-    }
-
-    /* the shared-memory zones after them (GANNET_ZONES) */
-    if (gn_shm_pass(3 + (int) n) != GN_OK) {
-        _exit(71);
     }
 
     snprintf(num, sizeof(num), "%u", (unsigned) n);
@@ -333,6 +336,14 @@ gn_master_upgrade(void)
     if (gn_pid_renamed) {
         gn_log_error(GN_LOG_WARN, &gn_cycle->log, 0, "SIGUSR2 ignored: this "
                      "master was replaced already");
+        return;
+    }
+    if (gn_scoreboard_absorb() != GN_OK) {
+        /* its totals are read from its scoreboard until it is gone: a
+         * third master would not be handed them */
+        gn_log_error(GN_LOG_WARN, &gn_cycle->log, 0, "SIGUSR2 ignored: "
+                     "the master this one replaced, or a child of it, "
+                     "still runs");
         return;
     }
     if (gn_self_exe[0] == '\0') {
@@ -851,6 +862,7 @@ gn_master_run(const char *conf_file, const char *prefix)
 
         gn_master_reap();
         gn_master_respawn_due();
+        (void) gn_scoreboard_absorb();
 
         if (gn_master_state == GN_MASTER_RUNNING) {
             continue;

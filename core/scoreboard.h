@@ -80,6 +80,8 @@ typedef struct {
     uint64_t    tls_resumed;
     uint64_t    tls_failed;
     gn_sb_proto_t  proto;
+    uint64_t    prev_master;     /* the old master whose totals are still
+                                    read from its scoreboard; 0: none */
 } gn_sb_retired_t;
 
 typedef struct {
@@ -95,8 +97,14 @@ typedef struct {
 extern gn_scoreboard_t  *gn_sb;
 extern gn_sb_slot_t     *gn_sb_me;      /* a child's own slot */
 
-/* Master only, once, before the first fork. */
+/* Master only, once, before the first fork (after gn_shm_inherit(): a
+ * scoreboard passed by an upgrade becomes the old one, above). */
 gn_int_t gn_scoreboard_init(void);
+
+/* Master only: folds the old master's totals into the retired ones once
+ * it and its children are gone. GN_OK when there is nothing (left) to
+ * fold, GN_AGAIN while the old master or a child of it still runs. */
+gn_int_t gn_scoreboard_absorb(void);
 
 /* Master: a free slot for a new child, or -1. */
 gn_int_t gn_scoreboard_take(void);
@@ -110,8 +118,9 @@ void gn_scoreboard_set(gn_int_t slot, gn_sb_state_e state);
 void gn_scoreboard_fold(gn_int_t slot);
 
 /* Any process: a consistent copy of the retired totals (out->seq even),
- * GN_OK; GN_BUSY if the master stayed in the middle of a fold for all of
- * the bounded retries (*out is then the numbers as they were). */
+ * with the old master's added while they are not folded in yet, GN_OK;
+ * GN_BUSY if the master stayed in the middle of a fold for all of the
+ * bounded retries (*out is then the numbers as they were). */
 gn_int_t gn_scoreboard_retired(gn_sb_retired_t *out);
 
 #endif /* GN_CORE_SCOREBOARD_H_INCLUDED */

@@ -10,24 +10,6 @@
 #include "log.h"
 
 
-gn_int_t
-gn_shm_alloc(gn_shm_t *shm)
-{
-    shm->addr = mmap(NULL, shm->size, PROT_READ | PROT_WRITE,
-                     MAP_ANONYMOUS | MAP_SHARED, -1, 0);
-
-    if (shm->addr == MAP_FAILED) {
-        gn_log_error(GN_LOG_EMERG, NULL, errno,
-                     "mmap(MAP_ANONYMOUS|MAP_SHARED, %zu) for \"%.*s\" failed",
-                     shm->size, (int) shm->name.len, shm->name.data);
-        shm->addr = NULL;
-        return GN_ERROR;
-    }
-
-    return GN_OK;
-}
-
-
 #define GN_SHM_ZONES_MAX   16
 
 /* the master's live zones (what an upgrade passes), and the zones passed
@@ -117,6 +99,24 @@ gn_shm_take_passed(const char *name, size_t size)
         }
     }
     return -1;
+}
+
+
+void *
+gn_shm_map_passed(const char *name, size_t size)
+{
+    void  *addr;
+    int    fd;
+
+    fd = gn_shm_take_passed(name, size);
+    if (fd == -1) {
+        return NULL;
+    }
+
+    addr = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+    close(fd);
+
+    return addr == MAP_FAILED ? NULL : addr;
 }
 
 

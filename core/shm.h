@@ -1,6 +1,6 @@
 /*
- * Shared memory zones: anonymous MAP_SHARED mappings made by the master
- * before fork, so every child sees them at the same address.
+ * Shared memory zones: MAP_SHARED mappings made by the master before
+ * fork, so every child sees them at the same address.
  */
 
 #ifndef GN_CORE_SHM_H_INCLUDED
@@ -9,13 +9,6 @@
 #include "gn_config.h"
 
 struct gn_log_s;
-
-
-typedef struct {
-    u_char     *addr;
-    size_t      size;
-    gn_str_t    name;
-} gn_shm_t;
 
 
 /* A zone shared by the cycles that use it (a reload with an unchanged
@@ -56,7 +49,10 @@ void gn_shm_inherited_close(void);
  * GANNET_ZONES. GN_ERROR when that fails. */
 gn_int_t gn_shm_pass(int first);
 
-/* Master only, before fork. Zero-filled. Returns GN_ERROR (logged). */
-gn_int_t gn_shm_alloc(gn_shm_t *shm);
+/* At start, before any gn_shm_zone_get() of the name: the passed zone
+ * `name` of `size` bytes mapped read-only for what the old master's
+ * processes go on writing there (taken: gn_shm_zone_get() makes a new
+ * one); NULL when none was passed or mapping it failed. */
+void *gn_shm_map_passed(const char *name, size_t size);
 
 #endif /* GN_CORE_SHM_H_INCLUDED */

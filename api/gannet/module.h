@@ -466,8 +466,10 @@ struct gn_api_s {
     /* Scoreboard slots are 0 .. max_slots() - 1; child_stats returns 1
      * and fills *out for a slot holding a live child, 0 otherwise.
      * Slot -1 (servers since 0.1.0; older ones return 0): the counters
-     * of all the children reaped since the master started, pid 0,
-     * `generation` the number of them; live slots plus this row are the
+     * of all the children reaped since the master started (and, after
+     * a binary upgrade, all the old master's, its live children's
+     * included), pid 0, `generation` the number of the reaped ones;
+     * live slots plus this row are the
      * server's totals when `generation` is the same read before and
      * after the live slots (else a child was retired meanwhile). */
     int         (*max_slots)(void);

@@ -6,11 +6,14 @@
 # stops the old one gracefully: zero failed requests, the pid file names
 # the new master, no .oldbin is left, and sessions made before the
 # upgrade resume after it: TLS 1.3 tickets (tls_ticket_key_file) and TLS
-# 1.2 session ids (the shared-memory cache, passed as a memfd). A new
-# binary that
-# does not start rolls back: `gannet -s upgrade` says so and exits 1,
+# 1.2 session ids (the shared-memory cache, passed as a memfd), and the
+# status page's request total carries what the old master's children
+# served (the scoreboard, passed too). A new binary that does not start
+# rolls back: `gannet -s upgrade` says so and exits 1,
 # the old master takes its pid file back and serves on; a configuration
-# that does not load is refused before anything is sent.
+# that does not load is refused before anything is sent, and a second
+# upgrade waits (USR2 ignored) until the master the running one replaced
+# is gone, whose totals it then takes over.
 
 use strict;
 use warnings;
@@ -23,6 +26,7 @@ use GnTLS;
 use GnLoad;
 
 my $t = GnTest->new(timeout => 120);
+$t->skip_unless_module('mod_status');
 GnTLS::init($t, 'openssl');
 my ($wrk, $nowrk) = GnLoad::prepare($t);
 plan(skip_all => $nowrk) unless $wrk;
@@ -54,6 +58,7 @@ user %%USER%%;
 shutdown_timeout 10s;
 error_log logs/error.log info;
 access_log off;
+load_module %%MODDIR%%/mod_status.so;
 tls_ticket_key_file ticket.key;
 types { text/html html; }
 
@@ -64,6 +69,7 @@ server {
     tls_certificate %%CERTS%%/localhost-ec.pem;
     tls_certificate_key %%CERTS%%/localhost-ec.key;
     root html;
+    location = /status { handler status; }
 }
 
 server {
@@ -115,6 +121,17 @@ sub master_of_pidfile
     return $p =~ /^(\d+)/ ? $1 : 0;
 }
 
+# the server's request total (children now and reaped, Prometheus)
+sub requests_total
+{
+    my $b = $t->http_get('/status?format=prometheus')->{body} // '';
+    return $b =~ /^gannet_requests_total (\d+)$/m ? $1 : -1;
+}
+
+$t->http_get('/index.html') for 1 .. 20;
+my $before = requests_total();
+ok($before >= 20, "before: $before requests counted");
+
 # ---- under load -------------------------------------------------------------
 
 my $w1 = GnLoad::wrk_start($t, connections => 10, threads => 1,
@@ -152,6 +169,14 @@ is($r1->{errors}, 0, 'HTTP: no failed request across the upgrade')
 ok(($r2->{requests} // 0) > 0, 'TLS load ran: ' . GnLoad::wrk_text($r2));
 is($r2->{errors}, 0, 'TLS: no failed request across the upgrade')
     or diag($r2->{raw});
+
+# the old master's children served the first part of the load and what
+# their connections still held after the upgrade: the new master's total
+# carries all of it (a server counts at least what wrk saw answered)
+my $after = requests_total();
+my $served = $before + $r1->{requests} + $r2->{requests};
+ok($after >= $served, "the request total survives the upgrade: $after, "
+   . "at least $before before + $r1->{requests} + $r2->{requests} by wrk");
 
 $r = s13(sess_in => $sess);
 is($r->{reused}, 1, 'a TLS 1.3 session from before the upgrade resumes')
@@ -195,11 +220,35 @@ like($out, qr/configuration test failed, not upgrading/,
 is(master_of_pidfile(), $new, 'the master is unchanged');
 $t->write_file('gannet.conf', $conf);
 
-# the new master is not the harness's child: stop it by its pid file
+# ---- a second upgrade while the first is not finished -----------------------
+
+# `gannet -s upgrade` alone leaves the old master serving: the new one
+# reads its totals from the old scoreboard and takes no USR2 meanwhile
+($rc2, $o2, $e2) = $t->run_client([$orig, '-s', 'upgrade', '-p', "$dir/",
+                                   '-c', $t->conf_path], timeout => 60);
+is($rc2, 0, 'gannet -s upgrade: exit 0') or diag("$o2$e2");
+my $third = master_of_pidfile();
+ok($third && $third != $new, "a third master ($third)");
+ok(kill('USR2', $third), 'USR2 to it while the second still runs');
+ok($t->wait_log(qr/$third#-: SIGUSR2 ignored: the master this one replaced/,
+                5), 'is ignored, and logged');
+my $mid = requests_total();
+ok($mid >= $after, "the total goes on meanwhile: $mid");
+
 kill('QUIT', $new);
 my $end = time() + 15;
 sleep(0.05) while kill(0, $new) && time() < $end;
-ok(!kill(0, $new), 'the new master stops on QUIT');
+ok(!kill(0, $new), 'the second master stops on QUIT');
+ok($t->wait_log(qr/$third#-: the totals of the old master $new \(\d+ req/,
+                5), 'the third master takes its totals over');
+my $last = requests_total();
+ok($last >= $mid, "and the total never went back: $last");
+
+# the new master is not the harness's child: stop it by its pid file
+kill('QUIT', $third);
+$end = time() + 15;
+sleep(0.05) while kill(0, $third) && time() < $end;
+ok(!kill(0, $third), 'the new master stops on QUIT');
 
 $t->expect_log(qr/binary upgrade failed/);
 $t->done;
