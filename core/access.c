@@ -203,32 +203,27 @@ gn_access_conf(gn_conf_t *cf, gn_access_part_t *part)
 }
 
 
-static char *
-gn_access_rule(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
+char *
+gn_access_conf_rule(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
+    gn_array_t **rules, gn_uint_t deny)
 {
-    gn_access_conf_t  *ac;
     gn_access_rule_t  *rule;
     gn_str_t          *value = cf->args->elts;
     char               err[256];
 
-    ac = gn_access_conf(cf, conf);
-    if (ac == NULL) {
-        return "failed (out of memory)";
-    }
-
-    if (ac->rules == NULL) {
-        ac->rules = gn_array_create(cf->pool, 4, sizeof(gn_access_rule_t));
-        if (ac->rules == NULL) {
+    if (*rules == NULL) {
+        *rules = gn_array_create(cf->pool, 4, sizeof(gn_access_rule_t));
+        if (*rules == NULL) {
             return "failed (out of memory)";
         }
     }
 
-    rule = gn_array_push(ac->rules);
+    rule = gn_array_push(*rules);
     if (rule == NULL) {
         return "failed (out of memory)";
     }
 
-    rule->deny = gn_str_eq(&cmd->name, "deny");
+    rule->deny = deny;
 
     if (gn_access_parse_rule(&value[1], rule, err, sizeof(err)) != GN_OK) {
         gn_conf_error(cf, "\"%.*s\" directive: %s", GN_STR_ARG(&cmd->name),
@@ -237,6 +232,21 @@ gn_access_rule(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
     }
 
     return GN_CONF_OK;
+}
+
+
+static char *
+gn_access_rule(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
+{
+    gn_access_conf_t  *ac;
+
+    ac = gn_access_conf(cf, conf);
+    if (ac == NULL) {
+        return "failed (out of memory)";
+    }
+
+    return gn_access_conf_rule(cf, cmd, &ac->rules,
+                               gn_str_eq(&cmd->name, "deny"));
 }
 
 
@@ -422,7 +432,7 @@ gn_access_check(gn_http_request_t *r)
     m = GN_ACCESS_NOMATCH;
     if (ac->rules != NULL) {
         m = gn_access_match(ac->rules->elts, ac->rules->nelts,
-                            (struct sockaddr *) &r->c->peer);
+                            gn_http_peer(r));
     }
 
     if (m == GN_ACCESS_ALLOW && ac->satisfy == GN_ACCESS_SATISFY_ANY) {

@@ -91,4 +91,10 @@ gn_uint_t gn_access_match(const gn_access_rule_t *rules, gn_uint_t n,
  */
 gn_int_t gn_access_check(struct gn_http_request_s *r);
 
+/* A directive's rule (its argument, deny or not) appended to *rules
+ * (made on first use): a conf set handler's result. For allow / deny
+ * and realip.c's set_real_ip_from. */
+char *gn_access_conf_rule(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
+    gn_array_t **rules, gn_uint_t deny);
+
 #endif /* GN_CORE_ACCESS_H_INCLUDED */

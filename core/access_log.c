@@ -54,6 +54,10 @@ enum {
     GN_LV_SENT_CONTENT_TYPE,
     GN_LV_HTTP2,
     GN_LV_STREAM_ID,
+    GN_LV_REALIP_REMOTE_ADDR,
+    GN_LV_REALIP_REMOTE_PORT,
+    GN_LV_PROXY_PROTOCOL_ADDR,
+    GN_LV_PROXY_PROTOCOL_PORT,
     GN_LV_HTTP_HEADER              /* $http_<name>: op->text is the name */
 };
 
@@ -91,6 +95,10 @@ static const gn_conf_enum_t  gn_log_vars[] = {
     { gn_string("sent_http_content_type"), GN_LV_SENT_CONTENT_TYPE },
     { gn_string("http2"), GN_LV_HTTP2 },
     { gn_string("stream_id"), GN_LV_STREAM_ID },
+    { gn_string("realip_remote_addr"), GN_LV_REALIP_REMOTE_ADDR },
+    { gn_string("realip_remote_port"), GN_LV_REALIP_REMOTE_PORT },
+    { gn_string("proxy_protocol_addr"), GN_LV_PROXY_PROTOCOL_ADDR },
+    { gn_string("proxy_protocol_port"), GN_LV_PROXY_PROTOCOL_PORT },
     { gn_null_string, 0 }
 };
 
@@ -624,9 +632,20 @@ gn_access_log_str(gn_http_request_t *r, gn_log_op_t *op, u_char *p,
     switch (op->var) {
 
     case GN_LV_REMOTE_ADDR:
+        v[0] = gn_http_peer_text(r);
+        s = &v[0];
+        break;
+    case GN_LV_REALIP_REMOTE_ADDR:
         v[0].data = (u_char *) r->c->addr_text;
         v[0].len = r->c->addr_len;
         s = &v[0];
+        break;
+    case GN_LV_PROXY_PROTOCOL_ADDR:
+        if (r->c->proxy != NULL) {
+            v[0].data = (u_char *) r->c->proxy->src_text;
+            v[0].len = r->c->proxy->src_len;
+            s = &v[0];
+        }
         break;
     case GN_LV_REQUEST:
         return gn_access_log_request_line(r, p, esc);
@@ -716,15 +735,28 @@ gn_access_log_str(gn_http_request_t *r, gn_log_op_t *op, u_char *p,
 
 
 static in_port_t
-gn_access_log_port(struct sockaddr_storage *ss)
+gn_access_log_port(const void *sa)
 {
-    if (ss->ss_family == AF_INET6) {
-        return ntohs(((struct sockaddr_in6 *) ss)->sin6_port);
+    const struct sockaddr  *s = sa;
+
+    if (s->sa_family == AF_INET6) {
+        return ntohs(((const struct sockaddr_in6 *) sa)->sin6_port);
     }
-    if (ss->ss_family == AF_INET) {
-        return ntohs(((struct sockaddr_in *) ss)->sin_port);
+    if (s->sa_family == AF_INET) {
+        return ntohs(((const struct sockaddr_in *) sa)->sin_port);
     }
     return 0;
+}
+
+
+/* A port, or "-" (0 bytes here) when there is none: a client address
+ * from a header has no port. */
+static size_t
+gn_access_log_port_text(const void *sa, char *num, size_t size)
+{
+    unsigned  port = gn_access_log_port(sa);
+
+    return port != 0 ? (size_t) snprintf(num, size, "%u", port) : 0;
 }
 
 
@@ -765,8 +797,12 @@ gn_access_log_num(gn_http_request_t *r, gn_uint_t var, char *num,
         return snprintf(num, size, "%u",
                         (unsigned) r->conn_requests);
     case GN_LV_REMOTE_PORT:
-        return snprintf(num, size, "%u",
-                        (unsigned) gn_access_log_port(&r->c->peer));
+        return gn_access_log_port_text(gn_http_peer(r), num, size);
+    case GN_LV_REALIP_REMOTE_PORT:
+        return gn_access_log_port_text(&r->c->peer, num, size);
+    case GN_LV_PROXY_PROTOCOL_PORT:
+        return r->c->proxy != NULL
+               ? gn_access_log_port_text(&r->c->proxy->src, num, size) : 0;
     case GN_LV_SERVER_PORT:
         return snprintf(num, size, "%u",
                         (unsigned) gn_access_log_port(&r->c->listen->sa));
@@ -816,17 +852,15 @@ gn_access_log_op(gn_http_request_t *r, gn_log_op_t *op, u_char *p,
 
 
 static void
-gn_access_log_addr(gn_conn_t *c, u_char *addr)
+gn_access_log_addr(const struct sockaddr *sa, u_char *addr)
 {
-    struct sockaddr_storage  *ss = &c->peer;
-
     memset(addr, 0, 16);
 
-    if (ss->ss_family == AF_INET6) {
-        memcpy(addr, &((struct sockaddr_in6 *) ss)->sin6_addr, 16);
-    } else if (ss->ss_family == AF_INET) {
+    if (sa->sa_family == AF_INET6) {
+        memcpy(addr, &((const struct sockaddr_in6 *) sa)->sin6_addr, 16);
+    } else if (sa->sa_family == AF_INET) {
         addr[10] = addr[11] = 0xff;
-        memcpy(addr + 12, &((struct sockaddr_in *) ss)->sin_addr, 4);
+        memcpy(addr + 12, &((const struct sockaddr_in *) sa)->sin_addr, 4);
     }
 }
 
@@ -851,7 +885,7 @@ gn_access_log_binrec(gn_http_request_t *r, gn_binlog_rec_t *rec)
     rec->version = h->version == GN_HTTP_VERSION_10 ? 10
                    : h->version == GN_HTTP_VERSION_11 ? 11
                    : h->version == GN_HTTP_VERSION_20 ? 20 : 0;
-    gn_access_log_addr(r->c, rec->addr);
+    gn_access_log_addr(gn_http_peer(r), rec->addr);
     body = r->bytes_sent - r->header_bytes;
     rec->bytes_sent = (uint64_t) r->bytes_sent;
     rec->body_bytes = (uint64_t) gn_max(body, 0);

@@ -173,7 +173,7 @@ gn_api_number(gn_http_request_t *r, long long n)
 
 
 static int
-gn_api_port(const struct sockaddr_storage *sa)
+gn_api_port(const void *sa)
 {
     return ntohs(((const struct sockaddr_in *) sa)->sin_port);
 }
@@ -191,10 +191,14 @@ gn_api_variable(gn_request_t *rq, const char *name)
     char                     addr[INET6_ADDRSTRLEN];
 
     if (strcmp(name, "REMOTE_ADDR") == 0) {
-        return gn_api_pstr(r, c->addr_text, c->addr_len);
+        v = gn_http_peer_text(r);
+        return gn_api_pstr(r, (const char *) v.data, v.len);
     }
     if (strcmp(name, "REMOTE_PORT") == 0) {
-        return gn_api_number(r, gn_api_port(&c->peer));
+        if (r->peer != NULL && gn_api_port(r->peer) == 0) {
+            return v;                  /* from a header: none */
+        }
+        return gn_api_number(r, gn_api_port(gn_http_peer(r)));
     }
     if (strcmp(name, "SERVER_ADDR") == 0 || strcmp(name, "SERVER_PORT") == 0) {
         len = sizeof(local);

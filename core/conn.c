@@ -22,6 +22,7 @@
 #include "listen.h"
 #include "scoreboard.h"
 #include "file_cache.h"
+#include "proxy_protocol.h"
 
 
 #define GN_ACCEPT_REORDER   16
@@ -64,6 +65,7 @@ static void gn_conn_accept_resume(gn_timer_t *t);
 static gn_uint_t gn_conn_siblings_full(void);
 static size_t gn_conn_log_context(gn_log_t *log, char *buf, size_t len);
 static void gn_conn_linger(gn_conn_t *c);
+static void gn_conn_proxy_start(gn_conn_t *c);
 
 static const gn_conn_ops_t  gn_conn_plain_ops = {
     gn_conn_plain_recv,
@@ -317,11 +319,137 @@ gn_conn_accept_one(gn_accept_t *a, int fd, struct sockaddr_storage *sa,
     c->read_ready = 1;
     c->write_ready = 1;
 
-    if (a->ls->layer != NULL) {
-        a->ls->layer->start(c);         /* then the protocol's init_conn */
+    if (a->ls->proxy_protocol) {
+        gn_conn_proxy_start(c);         /* then gn_conn_start() */
     } else {
-        a->ls->proto->init_conn(c);
+        gn_conn_start(c);
     }
+}
+
+
+void
+gn_conn_start(gn_conn_t *c)
+{
+    if (c->listen->layer != NULL) {
+        c->listen->layer->start(c);     /* then the protocol's init_conn */
+    } else {
+        c->listen->proto->init_conn(c);
+    }
+}
+
+
+/* ---- a PROXY protocol header first (proxy_protocol.h) ------------------- */
+
+static void
+gn_conn_pp_fail(gn_conn_t *c, const char *why)
+{
+    gn_log_error(GN_LOG_INFO, &c->log, 0, "closing the connection: %s "
+                 "on a proxy_protocol listener", why);
+    gn_conn_close(c);
+}
+
+
+static void
+gn_conn_pp_timeout(gn_timer_t *t)
+{
+    gn_conn_pp_fail(t->data, "no PROXY protocol header in time");
+}
+
+
+static void
+gn_conn_pp_read(gn_conn_t *c)
+{
+    u_char               buf[GN_PROXY_PROTOCOL_MAX];
+    gn_proxy_protocol_t  pp;
+    const char          *err;
+    ssize_t              n, used;
+
+    if (!c->read_ready) {
+        return;
+    }
+
+    /* look first: the bytes after the header are the layer's */
+    do {
+        n = recv(c->io.fd, buf, sizeof(buf), MSG_PEEK);
+    } while (n == -1 && errno == EINTR);
+
+    if (n == -1) {
+        if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            c->read_ready = 0;
+            if (c->hup) {
+                gn_conn_pp_fail(c, "the client went away before its "
+                                "PROXY protocol header");
+            }
+            return;
+        }
+        gn_log_error(GN_LOG_INFO, &c->log, errno, "recv() failed");
+        gn_conn_close(c);
+        return;
+    }
+    if (n == 0) {
+        gn_conn_pp_fail(c, "the client closed before its PROXY protocol "
+                        "header");
+        return;
+    }
+
+    used = gn_proxy_protocol_parse(buf, (size_t) n, &pp, &err);
+    if (used < 0) {
+        gn_conn_pp_fail(c, err);
+        return;
+    }
+    if (used == 0) {
+        if ((size_t) n == sizeof(buf)) {
+            gn_conn_pp_fail(c, "a PROXY protocol header too long");
+            return;
+        }
+        c->read_ready = 0;            /* the rest raises an event */
+        return;
+    }
+
+    do {
+        n = recv(c->io.fd, buf, (size_t) used, 0);
+    } while (n == -1 && errno == EINTR);
+    if (n != used) {
+        gn_log_error(GN_LOG_ALERT, &c->log, n == -1 ? errno : 0,
+                     "recv() of a PROXY protocol header of %zd bytes "
+                     "took %zd", used, n);
+        gn_conn_close(c);
+        return;
+    }
+
+    if (pp.src.ss_family != 0) {
+        c->proxy = malloc(sizeof(gn_conn_proxy_t));
+        if (c->proxy == NULL) {
+            gn_log_error(GN_LOG_CRIT, &c->log, errno, "out of memory");
+            gn_conn_close(c);
+            return;
+        }
+        memcpy(&c->proxy->src, &pp.src, sizeof(pp.src));
+        memcpy(&c->proxy->dst, &pp.dst, sizeof(pp.dst));
+        c->proxy->src_len = gn_sockaddr_text((struct sockaddr *) &pp.src,
+                                             c->proxy->src_text,
+                                             sizeof(c->proxy->src_text));
+    }
+
+    gn_timer_del(&c->timer);
+    c->timer.handler = NULL;
+    c->handler = NULL;
+    c->read_ready = 1;                /* what followed the header */
+
+    gn_conn_start(c);
+}
+
+
+/* The header comes within the protocol's time for a handshake (HTTP's:
+ * the default server's client_header_timeout). */
+static void
+gn_conn_proxy_start(gn_conn_t *c)
+{
+    c->handler = gn_conn_pp_read;
+    c->timer.handler = gn_conn_pp_timeout;
+    gn_timer_set(&c->timer, c->listen->proto->handshake_timeout(c));
+
+    gn_conn_pp_read(c);
 }
 
 
@@ -584,6 +712,8 @@ gn_conn_close(gn_conn_t *c)
     c->linger_close = 0;
     c->read_on_write = 0;
     gn_conn_pool_put(c);
+    free(c->proxy);
+    c->proxy = NULL;
     if (c->tls != NULL) {
         c->listen->layer->close(c);
     }

@@ -114,6 +114,15 @@ typedef enum {
     GN_CONN_LINGERING          /* closing: discarding input a while */
 } gn_conn_state_e;
 
+/* What a PROXY protocol header said (proxy_protocol.h), when it named
+ * an address. */
+typedef struct {
+    struct sockaddr_storage  src;          /* the client */
+    struct sockaddr_storage  dst;          /* what it connected to */
+    char                     src_text[INET6_ADDRSTRLEN];
+    size_t                   src_len;
+} gn_conn_proxy_t;
+
 struct gn_conn_s {
     gn_io_t                  io;           /* first: events find us */
     gn_timer_t               timer;
@@ -128,6 +137,7 @@ struct gn_conn_s {
     socklen_t                peerlen;
     char                     addr_text[INET6_ADDRSTRLEN];
     size_t                   addr_len;
+    gn_conn_proxy_t         *proxy;        /* malloc()ed, or NULL */
 
     /* the protocol's: called on every event (but while lingering), and
      * once as the connection closes (gn_conn_close), with its state;
@@ -177,6 +187,11 @@ gn_int_t gn_conn_listen_start(gn_cycle_t *cycle, gn_uint_t max_conns);
 /* Child only: stop accepting (drain) and close our copies of the
  * listening sockets. */
 void gn_conn_listen_stop(gn_cycle_t *cycle);
+
+/* A new connection, accepted (and past its PROXY protocol header, if
+ * its listener wants one): the listener's layer starts, or its
+ * protocol's init_conn. */
+void gn_conn_start(gn_conn_t *c);
 
 /* Closes c: first c->on_close, if set, once (the protocol finishes its
  * business with the connection: logs a request cut short, frees what it

@@ -64,6 +64,7 @@ typedef struct {
     gn_uint_t                default_server;
     gn_uint_t                tls;
     gn_uint_t                http2;      /* HTTP/2 with prior knowledge */
+    gn_uint_t                proxy_protocol;
     gn_int_t                 deferred;   /* TCP_DEFER_ACCEPT: 1 deferred,
                                             0 deferred=off, -1 unset (on) */
     gn_str_t                 text;       /* "127.0.0.1:8080" */
@@ -94,6 +95,7 @@ struct gn_listen_s {
     gn_srv_conf_t           *default_srv;
     gn_uint_t                tls;
     gn_uint_t                http2;         /* a server said "http2" */
+    gn_uint_t                proxy_protocol;  /* ... "proxy_protocol" */
     void                    *tls_ctx;       /* gn_tls_listen_t */
     /* the protocol served and the layer under it (TLS, or NULL), set
      * by the protocol at child start (conn.h) */

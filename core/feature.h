@@ -45,6 +45,7 @@ typedef enum {
     GN_FEATURE_TLS,        /* certificates, protocols, session cache */
     GN_FEATURE_REWRITE,    /* rewrite, return */
     GN_FEATURE_ACCESS,     /* allow, deny, auth_basic, satisfy */
+    GN_FEATURE_REALIP,     /* set_real_ip_from, real_ip_header */
     GN_FEATURE_N
 } gn_feature_id_e;
 

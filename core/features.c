@@ -27,6 +27,7 @@
 #include "tls.h"
 #include "rewrite.h"
 #include "access.h"
+#include "realip.h"
 
 
 const gn_feature_t *const  gn_features[GN_FEATURE_N] = {
@@ -42,4 +43,5 @@ const gn_feature_t *const  gn_features[GN_FEATURE_N] = {
     [GN_FEATURE_TLS]        = &gn_tls_feature,
     [GN_FEATURE_REWRITE]    = &gn_rewrite_feature,
     [GN_FEATURE_ACCESS]     = &gn_access_feature,
+    [GN_FEATURE_REALIP]     = &gn_realip_feature,
 };

@@ -16,6 +16,7 @@
 #include "module.h"
 #include "rewrite.h"
 #include "access.h"
+#include "realip.h"
 #include "tls.h"
 #include "log.h"
 #include "access_log.h"
@@ -107,7 +108,7 @@ gn_http_core_run(gn_http_request_t *r)
 {
     gn_http_head_t  *h = &r->head;
     gn_srv_conf_t   *sni;
-    gn_uint_t        matched;
+    gn_uint_t        matched, misdirected;
     gn_int_t         rc;
     u_char          *p;
 
@@ -117,14 +118,19 @@ gn_http_core_run(gn_http_request_t *r)
     /* RFC 9110 7.4: a Host naming another server block than the one this
      * TLS connection was made for (by SNI) is misdirected */
     sni = gn_tls_sni_server(r->c);
+    misdirected = sni != NULL && matched && r->srv != sni;
     if (sni != NULL) {
-        if (matched && r->srv != sni) {
-            r->srv = sni;
-            r->loc = sni->loc;
-            return gn_http_response_error(r, 421);
-        }
         r->srv = sni;
         r->loc = sni->loc;
+    }
+
+    /* the client's address, whatever the answer: the log has it */
+    if (gn_realip_apply(r) != GN_OK) {
+        return GN_ERROR;
+    }
+
+    if (misdirected) {
+        return gn_http_response_error(r, 421);
     }
 
     rc = r->stream->limits(r);

@@ -91,6 +91,10 @@ struct gn_http_request_s {
     gn_uint_t            linger;         /* ... lingering (input unread) */
     gn_srv_conf_t       *srv;
     gn_loc_conf_t       *loc;
+    /* the client's address when not the connection's peer (realip.h):
+     * NULL, else as gn_http_peer() says */
+    struct sockaddr     *peer;
+    gn_str_t             peer_text;
     gn_str_t             uri;            /* decoded, normalised path */
     gn_msec_t            start_msec;
 
@@ -197,6 +201,24 @@ typedef struct {
     gn_int_t             http2_max_concurrent_streams;
     gn_int_t             http2_max_glitches;
 } gn_http_conf_t;
+
+/* The client's address: the connection's peer, or what a trusted proxy
+ * said it is (realip.h). */
+#define gn_http_peer(r)                                                       \
+    ((r)->peer != NULL ? (r)->peer : (struct sockaddr *) &(r)->c->peer)
+
+static inline gn_str_t
+gn_http_peer_text(const struct gn_http_request_s *r)
+{
+    gn_str_t  t;
+
+    if (r->peer != NULL) {
+        return r->peer_text;
+    }
+    t.data = (u_char *) r->c->addr_text;
+    t.len = r->c->addr_len;
+    return t;
+}
 
 #define gn_http_conf(lc)    ((gn_http_conf_t *) (lc)->conf[GN_FEATURE_HTTP])
 #define gn_http_offset(f)   offsetof(gn_http_conf_t, f)

@@ -214,6 +214,7 @@ gn_listen_build(gn_cycle_t *cycle, char *err, size_t errlen)
                 ls->default_srv = NULL;
                 ls->tls = 0;
                 ls->http2 = 0;
+                ls->proxy_protocol = 0;
                 if (gn_listen_text(ls, cycle->pool) == 0) {
                     snprintf(err, errlen, "out of memory");
                     return GN_ERROR;
@@ -232,6 +233,7 @@ gn_listen_build(gn_cycle_t *cycle, char *err, size_t errlen)
             }
             ls->tls = lo[j].tls;
             ls->http2 |= lo[j].http2;    /* as nginx: any server's says */
+            ls->proxy_protocol |= lo[j].proxy_protocol;         /* too */
 
             /* deferred by default; "deferred=off" from any server on the
              * address turns it off (it wants silent connections at once),
@@ -658,6 +660,11 @@ gn_listen_directive(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
 #endif
         }
 
+        if (gn_str_eq(&value[i], "proxy_protocol")) {
+            lo->proxy_protocol = 1;
+            continue;
+        }
+
         if (gn_str_eq(&value[i], "deferred")
             || gn_str_eq(&value[i], "deferred=on"))
         {
@@ -684,8 +691,8 @@ gn_listen_directive(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
 
         gn_conf_error(cf, "invalid parameter \"%.*s\" in \"listen\" "
                       "directive, expected \"tls\", \"http2\", "
-                      "\"default_server\", \"deferred\", \"deferred=off\" "
-                      "or \"backlog=N\"",
+                      "\"proxy_protocol\", \"default_server\", "
+                      "\"deferred\", \"deferred=off\" or \"backlog=N\"",
                       GN_STR_ARG(&value[i]));
         return GN_CONF_ERROR;
     }

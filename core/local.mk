@@ -23,6 +23,7 @@ noinst_LTLIBRARIES += %reldir%/libgncore.la
     %reldir%/timer.c %reldir%/timer.h \
     %reldir%/listen.c %reldir%/listen.h \
     %reldir%/conn.c %reldir%/conn.h \
+    %reldir%/proxy_protocol.c %reldir%/proxy_protocol.h \
     %reldir%/http_parse.c %reldir%/http_parse.h \
     %reldir%/http_request.c %reldir%/http_request.h \
     %reldir%/http_core.c %reldir%/http_core.h \
@@ -46,6 +47,7 @@ noinst_LTLIBRARIES += %reldir%/libgncore.la
     %reldir%/regex.c %reldir%/regex.h \
     %reldir%/rewrite.c %reldir%/rewrite.h \
     %reldir%/access.c %reldir%/access.h \
+    %reldir%/realip.c %reldir%/realip.h \
     %reldir%/auth_basic.c %reldir%/auth_basic.h
 if GN_HTTP2
 %canon_reldir%_libgncore_la_SOURCES += %reldir%/http2.c

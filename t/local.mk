@@ -37,6 +37,8 @@ GN_UNIT_TESTS = \
     %reldir%/unit/test_file_cache \
     %reldir%/unit/test_regex \
     %reldir%/unit/test_access \
+    %reldir%/unit/test_realip \
+    %reldir%/unit/test_proxy_protocol \
     %reldir%/unit/test_lookup \
     %reldir%/unit/test_conn \
     %reldir%/unit/test_rewrite \
@@ -92,6 +94,12 @@ check_PROGRAMS += $(GN_UNIT_TESTS)
 %canon_reldir%_unit_test_regex_SOURCES = %reldir%/unit/test_regex.c %reldir%/tap.c %reldir%/tap.h
 %canon_reldir%_unit_test_regex_CFLAGS = $(GN_UNIT_CFLAGS)
 %canon_reldir%_unit_test_regex_LDADD = $(GN_UNIT_LDADD)
+%canon_reldir%_unit_test_realip_SOURCES = %reldir%/unit/test_realip.c %reldir%/tap.c %reldir%/tap.h
+%canon_reldir%_unit_test_realip_CFLAGS = $(GN_UNIT_CFLAGS)
+%canon_reldir%_unit_test_realip_LDADD = $(GN_UNIT_LDADD)
+%canon_reldir%_unit_test_proxy_protocol_SOURCES = %reldir%/unit/test_proxy_protocol.c %reldir%/tap.c %reldir%/tap.h
+%canon_reldir%_unit_test_proxy_protocol_CFLAGS = $(GN_UNIT_CFLAGS)
+%canon_reldir%_unit_test_proxy_protocol_LDADD = $(GN_UNIT_LDADD)
 %canon_reldir%_unit_test_access_SOURCES = %reldir%/unit/test_access.c %reldir%/tap.c %reldir%/tap.h
 %canon_reldir%_unit_test_access_CFLAGS = $(GN_UNIT_CFLAGS)
 %canon_reldir%_unit_test_access_LDADD = $(GN_UNIT_LDADD)

@@ -20,6 +20,7 @@ FUZZ_PROGS = \
     %reldir%/fuzz_binlog \
     %reldir%/fuzz_scache \
     %reldir%/fuzz_tls_hello \
+    %reldir%/fuzz_proxy_protocol \
     %reldir%/fuzz_regex
 
 FUZZ_HDRS = $(wildcard $(top_srcdir)/core/*.h $(top_srcdir)/api/gannet/*.h) \
@@ -101,6 +102,13 @@ fuzz: $(FUZZ_PROGS)
 	    $(top_srcdir)/%reldir%/fuzz_tls_hello.c \
 	    $(top_srcdir)/core/tls_hello.c
 
+%reldir%/fuzz_proxy_protocol: $(top_srcdir)/%reldir%/fuzz_proxy_protocol.c \
+    $(top_srcdir)/core/proxy_protocol.c $(FUZZ_HDRS)
+	@$(MKDIR_P) %reldir%
+	$(AM_V_CCLD)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ \
+	    $(top_srcdir)/%reldir%/fuzz_proxy_protocol.c \
+	    $(top_srcdir)/core/proxy_protocol.c
+
 .PHONY: fuzz
 
 CLEANFILES += $(FUZZ_PROGS)
@@ -108,4 +116,5 @@ EXTRA_DIST += %reldir%/run.sh %reldir%/corpus \
     %reldir%/fuzz_http_head.c %reldir%/fuzz_http2_head.c \
     %reldir%/fuzz_chunked.c %reldir%/fuzz_path.c \
     %reldir%/fuzz_conf.c %reldir%/fuzz_htpasswd.c %reldir%/fuzz_binlog.c \
-    %reldir%/fuzz_scache.c %reldir%/fuzz_regex.c %reldir%/fuzz_tls_hello.c
+    %reldir%/fuzz_scache.c %reldir%/fuzz_regex.c %reldir%/fuzz_tls_hello.c \
+    %reldir%/fuzz_proxy_protocol.c

@@ -14,7 +14,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 srcdir=$(cd "$here/../.." && pwd)
 builddir=$(pwd)
 all="http_head http2_head chunked path conf htpasswd binlog scache regex
-    tls_hello"
+    tls_hello proxy_protocol"
 targets=${GN_FUZZ_TARGETS:-$all}
 
 case $secs in

@@ -217,6 +217,15 @@ my @bad_lines = (
       'unknown directive "status_allow" (removed: use the core "allow" and '
       . '"deny" in the location, e.g. "allow 127.0.0.1; allow ::1; deny '
       . 'all;")', 5 ],
+    [ 'real-ip-from', 1, [ 'set_real_ip_from 300.1.1.1;' ],
+      '"set_real_ip_from" directive: invalid address "300.1.1.1" (an IPv4 '
+      . 'or IPv6 address, a CIDR network or "all")', 3 ],
+    [ 'real-ip-header', 0, [ 'real_ip_header "X Real";' ],
+      'invalid value "X Real" in "real_ip_header" directive, expected a '
+      . 'header field name or "proxy_protocol"', 5 ],
+    [ 'real-ip-location', 0,
+      [ 'location / { real_ip_from 10.0.0.0/8; }' ],
+      '"real_ip_from" directive is not allowed here', 5 ],
     [ 'log-var', 1, [ q<log_format f '$nosuch';> ],
       'unknown variable "$nosuch" in "log_format" directive', 3 ],
     [ 'log-brace', 1, [ q<log_format f '${uri';> ],
@@ -278,8 +287,8 @@ my @bad_lines = (
       'invalid backlog "many" in "listen" directive', 5 ],
     [ 'listen-param', 0, [ 'listen 127.0.0.1:8080 fast;' ],
       'invalid parameter "fast" in "listen" directive, expected "tls", '
-      . '"http2", "default_server", "deferred", "deferred=off" or '
-      . '"backlog=N"', 5 ],
+      . '"http2", "proxy_protocol", "default_server", "deferred", '
+      . '"deferred=off" or "backlog=N"', 5 ],
     [ 'chroot-root', 1, [ 'chroot /;' ],
       '"chroot /" changes nothing; remove it', 3 ],
     [ 'types-line', 0, [ 'types { text/html; }' ],
