@@ -199,7 +199,8 @@ GN_INTEG_TESTS = \
     %reldir%/integ/95-h2spec.t \
     %reldir%/integ/96-tls-memcached.t \
     %reldir%/integ/97-tls-ticket-keys.t \
-    %reldir%/integ/98-tls-key-status.t
+    %reldir%/integ/98-tls-key-status.t \
+    %reldir%/integ/99-real-ip.t
 
 # Test certificates (a CA, ECDSA and RSA server certificates), made at
 # `make check` time: no private key is committed.
