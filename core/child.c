@@ -333,6 +333,10 @@ gn_child_run(gn_cycle_t *cycle, gn_int_t slot, gn_uint_t generation)
     gn_log_slot = slot;
     gn_process_title_set("gannet: child process");
 
+    /* systemd's socket is the master's (sd_notify.h): with
+     * NotifyAccess=all, what runs in a child must not reach it */
+    (void) unsetenv("NOTIFY_SOCKET");
+
     gn_sb_me = &gn_sb->slots[slot];
     gn_sb_me->pid = getpid();
     gn_sb_me->generation = generation;

@@ -17,6 +17,7 @@ noinst_LTLIBRARIES += %reldir%/libgncore.la
     %reldir%/scoreboard.c %reldir%/scoreboard.h \
     %reldir%/process.c %reldir%/process.h \
     %reldir%/master.c %reldir%/master.h \
+    %reldir%/sd_notify.c %reldir%/sd_notify.h \
     %reldir%/child.c %reldir%/child.h \
     %reldir%/caps.c %reldir%/caps.h \
     %reldir%/event.c %reldir%/event.h \

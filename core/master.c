@@ -13,6 +13,7 @@
 #include "process.h"
 #include "child.h"
 #include "scoreboard.h"
+#include "sd_notify.h"
 #include "log.h"
 #include "listen.h"
 #include "shm.h"
@@ -401,6 +402,10 @@ gn_master_upgrade_reaped(int status)
                      (int) getpid());
     }
 
+    /* under systemd it may have made itself the main process: back */
+    (void) gn_sd_notify("MAINPID=%d\nREADY=1\nSTATUS=binary upgrade "
+                        "failed, serving on", (int) getpid());
+
     /* its pid file, if it wrote one, is stale: ours replaces it */
     if (rename(old, cur) == -1) {
         gn_log_error(GN_LOG_ALERT, &gn_cycle->log, errno, "rename() \"%s\" "
@@ -702,6 +707,7 @@ gn_master_reload(void)
     gn_log_capture_size = sizeof(why);
 
     gn_log_error(GN_LOG_NOTICE, &gn_cycle->log, 0, "reloading configuration");
+    (void) gn_sd_notify("RELOADING=1\nSTATUS=reloading");
 
     cycle = gn_cycle_create(gn_conf_path, gn_prefix, err, sizeof(err));
     if (cycle == NULL) {
@@ -738,6 +744,8 @@ gn_master_reload(void)
     gn_log_capture = NULL;
     snprintf(gen, sizeof(gen), "%u", (unsigned) gn_generation);
     gn_master_verdict(start_ms, 1, gen);
+    (void) gn_sd_notify("READY=1\nSTATUS=serving, generation %u",
+                        (unsigned) gn_generation);
     return;
 
 failed:
@@ -746,6 +754,8 @@ failed:
     gn_log_error(GN_LOG_NOTICE, &gn_cycle->log, 0,
                  "reload failed, still running the previous configuration");
     gn_master_verdict(start_ms, 0, why[0] ? why : "(see the error log)");
+    (void) gn_sd_notify("READY=1\nSTATUS=reload failed, serving "
+                        "generation %u", (unsigned) gn_generation);
 }
 
 
@@ -756,6 +766,12 @@ gn_master_stop(int signo)
      * copies when they get the signal; closing ours makes the kernel
      * refuse new connections instead of queueing them for nobody. */
     gn_listen_close_unused(gn_cycle, NULL);
+
+    /* a master a binary upgrade replaced is no longer the service's: its
+     * end is not the service's (sd_notify.h) */
+    if (gn_master_state == GN_MASTER_RUNNING && gn_upgrade_pid == 0) {
+        (void) gn_sd_notify("STOPPING=1");
+    }
 
     if (signo == SIGQUIT) {
         if (gn_master_state != GN_MASTER_RUNNING) {
@@ -826,6 +842,11 @@ gn_master_run(const char *conf_file, const char *prefix)
                  (unsigned) gn_cycle->children);
 
     gn_master_spawn_generation(gn_cycle);
+
+    /* MAINPID: after a binary upgrade, this master is the service's now */
+    (void) gn_sd_notify("READY=1\nMAINPID=%d\nSTATUS=serving, %u "
+                        "children", (int) getpid(),
+                        (unsigned) gn_cycle->children);
 
     for ( ;; ) {
         ms = gn_master_timeout();

@@ -191,6 +191,7 @@ GN_INTEG_TESTS = \
     %reldir%/integ/85-layering.t \
     %reldir%/integ/86-socket-activation.t \
     %reldir%/integ/87-binary-upgrade.t \
+    %reldir%/integ/88-sd-notify.t \
     %reldir%/integ/90-http2.t \
     %reldir%/integ/91-http2-limits.t \
     %reldir%/integ/92-http2-browser.t \
