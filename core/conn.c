@@ -281,6 +281,7 @@ gn_conn_accept_one(gn_accept_t *a, int fd, struct sockaddr_storage *sa,
 
     c->io.fd = fd;
     c->listen = a->ls;
+    c->accepted = gn_current_msec;
     memcpy(&c->peer, sa, salen);
     c->peerlen = salen;
     c->addr_len = gn_sockaddr_text((struct sockaddr *) sa, c->addr_text,
@@ -400,6 +401,12 @@ gn_conn_pp_read(gn_conn_t *c)
     if (used == 0) {
         if ((size_t) n == sizeof(buf)) {
             gn_conn_pp_fail(c, "a PROXY protocol header too long");
+            return;
+        }
+        if (c->hup) {
+            /* no more is coming, and peeking sees the same bytes */
+            gn_conn_pp_fail(c, "the client closed in its PROXY protocol "
+                            "header");
             return;
         }
         c->read_ready = 0;            /* the rest raises an event */

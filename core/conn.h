@@ -48,7 +48,9 @@ typedef struct {
  * tls_server: the server block for the name the client sent by SNI, or
  * NULL for the listener's default (its credentials and priorities are
  * used for the rest of the handshake);
- * handshake_timeout: how long a handshake may take;
+ * handshake_timeout: how long a handshake may take from now (what is
+ * left of the protocol's limit since the accept: a PROXY protocol header
+ * takes from it too);
  * tls_rejected: a plain-text request came to the TLS port and was
  * answered 400 with a response of which `sent` bytes went out, `head` of
  * them its head; data/len are the bytes the client sent. The connection
@@ -138,6 +140,7 @@ struct gn_conn_s {
     char                     addr_text[INET6_ADDRSTRLEN];
     size_t                   addr_len;
     gn_conn_proxy_t         *proxy;        /* malloc()ed, or NULL */
+    gn_msec_t                accepted;     /* gn_current_msec then */
 
     /* the protocol's: called on every event (but while lingering), and
      * once as the connection closes (gn_conn_close), with its state;

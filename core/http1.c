@@ -18,6 +18,7 @@
 #include <netinet/tcp.h>
 
 #include "http1.h"
+#include "realip.h"
 #include "http2.h"
 #include "http_core.h"
 #include "lookup.h"
@@ -207,10 +208,18 @@ gn_http_tls_server(gn_conn_t *c, const u_char *name, size_t len)
 }
 
 
+/* What is left of the default server's client_header_timeout since the
+ * connection was accepted: a PROXY protocol header and the TLS
+ * handshake after it share it. */
 static gn_msec_t
 gn_http_handshake_timeout(gn_conn_t *c)
 {
-    return gn_http_conf(c->listen->default_srv->loc)->client_header_timeout;
+    gn_msec_t  t, spent;
+
+    t = gn_http_conf(c->listen->default_srv->loc)->client_header_timeout;
+    spent = gn_current_msec - c->accepted;
+
+    return spent < t ? t - spent : 1;
 }
 
 
@@ -420,6 +429,7 @@ gn_http_request_create(gn_conn_t *c, size_t head_len)
     r->srv = c->listen->default_srv;
     r->loc = r->srv->loc;
     hc->r = r;
+    gn_realip_apply_proxy(r);
 
     return r;
 }

@@ -28,6 +28,7 @@
 #include <nghttp2/nghttp2.h>
 
 #include "http2.h"
+#include "realip.h"
 #include "http_core.h"
 #include "http_request.h"
 #include "http_response.h"
@@ -1022,6 +1023,7 @@ gn_h2_request_create(gn_h2_stream_t *st)
     r->start_msec = gn_current_msec;
     r->srv = c->listen->default_srv;
     r->loc = r->srv->loc;
+    gn_realip_apply_proxy(r);
     r->conn_requests = st->h2->requests;
     r->stream_id = (gn_uint_t) st->id;
     r->head.content_length = -1;

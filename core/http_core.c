@@ -103,20 +103,19 @@ gn_http_body_rules(gn_http_request_t *r)
  * the response: GN_OK (it is set up), GN_DONE (a module's request),
  * GN_AGAIN (the body is to be read past, then the static files serve
  * it), GN_ERROR. */
+/* The request's server (Host, SNI), and its client's address as that
+ * server says (realip.h): before anything looks at either. Returns 1
+ * when the Host names another server than the TLS connection's (RFC
+ * 9110 7.4: misdirected, 421), 0 otherwise, GN_ERROR. */
 static gn_int_t
-gn_http_core_run(gn_http_request_t *r)
+gn_http_core_server(gn_http_request_t *r)
 {
-    gn_http_head_t  *h = &r->head;
-    gn_srv_conf_t   *sni;
-    gn_uint_t        matched, misdirected;
-    gn_int_t         rc;
-    u_char          *p;
+    gn_srv_conf_t  *sni;
+    gn_uint_t       matched, misdirected;
 
-    r->srv = gn_http_find_server(r, &h->host, &matched);
+    r->srv = gn_http_find_server(r, &r->head.host, &matched);
     r->loc = r->srv->loc;
 
-    /* RFC 9110 7.4: a Host naming another server block than the one this
-     * TLS connection was made for (by SNI) is misdirected */
     sni = gn_tls_sni_server(r->c);
     misdirected = sni != NULL && matched && r->srv != sni;
     if (sni != NULL) {
@@ -128,6 +127,17 @@ gn_http_core_run(gn_http_request_t *r)
     if (gn_realip_apply(r) != GN_OK) {
         return GN_ERROR;
     }
+
+    return misdirected;
+}
+
+
+static gn_int_t
+gn_http_core_run(gn_http_request_t *r, gn_uint_t misdirected)
+{
+    gn_http_head_t  *h = &r->head;
+    gn_int_t         rc;
+    u_char          *p;
 
     if (misdirected) {
         return gn_http_response_error(r, 421);
@@ -224,13 +234,19 @@ gn_http_core_respond(gn_http_request_t *r, gn_int_t rc)
 void
 gn_http_core_start(gn_http_request_t *r)
 {
-    gn_int_t  rc;
+    gn_int_t  rc, misdirected;
 
-    rc = gn_http_module_filters(r, GN_HTTP_FILTER_HEADERS);
-    if (rc == GN_OK) {
-        rc = gn_http_core_run(r);
-    } else if (rc != GN_ERROR) {
-        rc = gn_http_response_error(r, (gn_uint_t) rc);
+    misdirected = gn_http_core_server(r);
+    if (misdirected == GN_ERROR) {
+        rc = GN_ERROR;
+
+    } else {
+        rc = gn_http_module_filters(r, GN_HTTP_FILTER_HEADERS);
+        if (rc == GN_OK) {
+            rc = gn_http_core_run(r, (gn_uint_t) misdirected);
+        } else if (rc != GN_ERROR) {
+            rc = gn_http_response_error(r, (gn_uint_t) rc);
+        }
     }
 
     if (rc == GN_DONE) {

@@ -47,6 +47,7 @@
 #define GN_MEMC_OPS_MAX     4096            /* unanswered per server */
 #define GN_MEMC_BACKOFF_MIN 100             /* ms */
 #define GN_MEMC_BACKOFF_MAX 5000
+#define GN_MEMC_USER_TIMEOUT 5000       /* TCP_USER_TIMEOUT, ms */
 
 #define gn_memc_count(st, f)                                                  \
     (void) __atomic_fetch_add(&(st)->f, 1, __ATOMIC_RELAXED)
@@ -274,6 +275,12 @@ gn_memc_stalled(gn_timer_t *t)
     }
 
     if (s->head == NULL) {
+        if (s->out_sent < s->out_len) {
+            /* quiet stores get no answer: their bytes not going out is
+             * what a hung server shows */
+            gn_memc_count(s->st, err_stall);
+            gn_memc_fail(s, "nothing could be sent for a second", 0);
+        }
         return;                         /* nothing awaits an answer */
     }
 
@@ -296,24 +303,35 @@ gn_memc_flush(gn_memc_srv_t *s)
                 continue;
             }
             if (errno == EAGAIN || errno == EWOULDBLOCK) {
-                return;                 /* EPOLLOUT resumes */
+                /* EPOLLOUT resumes; the stall limit runs meanwhile */
+                if (!gn_timer_is_set(&s->timer)) {
+                    gn_timer_set(&s->timer, GN_MEMC_STALL);
+                }
+                return;
             }
             gn_memc_count(s->st, err_connect);
             gn_memc_fail(s, "send() failed", errno);
             return;
         }
         s->out_sent += (size_t) n;
+        if (s->head == NULL && gn_timer_is_set(&s->timer)) {
+            gn_timer_set(&s->timer, GN_MEMC_STALL);      /* progress */
+        }
     }
 
     s->out_len = 0;
     s->out_sent = 0;
+    if (s->head == NULL && gn_timer_is_set(&s->timer)) {
+        gn_timer_del(&s->timer);
+    }
 }
 
 
 static gn_int_t
 gn_memc_connect(gn_memc_srv_t *s)
 {
-    int  fd, one = 1;
+    unsigned  user_timeout = GN_MEMC_USER_TIMEOUT;
+    int       fd, one = 1;
 
     fd = socket(s->addr->sa.ss_family,
                 SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -323,6 +341,10 @@ gn_memc_connect(gn_memc_srv_t *s)
         return GN_ERROR;
     }
     (void) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    /* bytes the server never acknowledges (a host gone, a black hole)
+     * fail the socket in seconds, not after TCP's retries */
+    (void) setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout,
+                      sizeof(user_timeout));
 
     s->io.fd = fd;
     gn_memc_set_state(s, GN_MEMC_CONNECTING);
@@ -854,12 +876,18 @@ gn_memc_io(gn_io_t *io, uint32_t events)
             gn_memc_fail(s, "connect() failed", err);
             return;
         }
-        /* connected: the stall limit is for lookups from now on (a
-         * server that gets only quiet stores never answers); "up" in the
-         * log waits for the first answer */
+        /* connected: up (a server that gets only quiet stores never
+         * answers); the stall limit is for lookups and for output that
+         * does not go out from now on; the back-off is reset by the
+         * first answer */
         s->connected = 1;
         if (s->state == GN_MEMC_CONNECTING && !s->answered) {
             gn_memc_set_state(s, GN_MEMC_UP);
+        }
+        if (s->reported) {
+            s->reported = 0;
+            gn_log_error(GN_LOG_NOTICE, &gn_cycle->log, 0, "memcached %.*s "
+                         "up (connected)", GN_STR_ARG(&s->addr->name));
         }
         if (s->head == NULL && gn_timer_is_set(&s->timer)) {
             gn_timer_del(&s->timer);

@@ -210,6 +210,13 @@ gn_pp_v2(const u_char *buf, size_t len, gn_proxy_protocol_t *pp,
         return (ssize_t) total;         /* LOCAL: the balancer's own */
     }
 
+    /* the transport: UNSPEC, STREAM or DGRAM; others are undefined */
+    if ((fam & 0x0f) > 2) {
+        pp->version = 0;
+        *err = "a version 2 header of an unknown transport";
+        return -1;
+    }
+
     a = buf + 16;
 
     switch (fam >> 4) {

@@ -40,6 +40,22 @@ static const gn_conf_cmd_t  gn_realip_commands[] = {
 
 /* ---- picking the address ------------------------------------------------ */
 
+/* A port after an address: 1 to 5 digits. */
+static gn_int_t
+gn_realip_port(const u_char *p, const u_char *end)
+{
+    if (end - p < 1 || end - p > 5) {
+        return GN_ERROR;
+    }
+    for ( /* void */ ; p < end; p++) {
+        if (*p < '0' || *p > '9') {
+            return GN_ERROR;
+        }
+    }
+    return GN_OK;
+}
+
+
 /* One address of a header, [p, p + len): IPv4 or IPv6, "[IPv6]", either
  * with ":port". */
 static gn_int_t
@@ -55,7 +71,9 @@ gn_realip_parse(const u_char *p, size_t len, struct sockaddr_storage *ss)
 
     if (len > 0 && p[0] == '[') {
         q = memchr(p, ']', len);
-        if (q == NULL || (q + 1 != end && q[1] != ':')) {
+        if (q == NULL || (q + 1 != end && q[1] != ':')
+            || (q + 1 != end && gn_realip_port(q + 2, end) != GN_OK))
+        {
             return GN_ERROR;
         }
         p++;
@@ -66,7 +84,11 @@ gn_realip_parse(const u_char *p, size_t len, struct sockaddr_storage *ss)
             colons += p[i] == ':';
         }
         if (colons == 1) {                /* IPv4:port */
-            len = (size_t) ((const u_char *) memchr(p, ':', len) - p);
+            q = memchr(p, ':', len);
+            if (gn_realip_port(q + 1, end) != GN_OK) {
+                return GN_ERROR;
+            }
+            len = (size_t) (q - p);
         }
     }
 
@@ -168,30 +190,49 @@ gn_realip_pick(const gn_str_t *vals, gn_uint_t n, gn_uint_t list,
 
 /* ---- in a request ------------------------------------------------------- */
 
+/* r's server trusts its connection's peer. */
+static gn_uint_t
+gn_realip_trusted(gn_http_request_t *r, gn_realip_conf_t *rc)
+{
+    return rc->from != NULL
+           && gn_access_match(rc->from->elts, rc->from->nelts,
+                              (struct sockaddr *) &r->c->peer)
+              == GN_ACCESS_ALLOW;
+}
+
+
+void
+gn_realip_apply_proxy(gn_http_request_t *r)
+{
+    gn_realip_conf_t  *rc = gn_realip_conf(r->srv->loc);
+    gn_conn_t         *c = r->c;
+
+    r->peer = NULL;
+    if (rc->proxy_protocol && c->proxy != NULL && gn_realip_trusted(r, rc)) {
+        r->peer = (struct sockaddr *) &c->proxy->src;
+        r->peer_text.data = (u_char *) c->proxy->src_text;
+        r->peer_text.len = c->proxy->src_len;
+    }
+}
+
+
 gn_int_t
 gn_realip_apply(gn_http_request_t *r)
 {
     gn_realip_conf_t  *rc = gn_realip_conf(r->srv->loc);
-    gn_conn_t         *c = r->c;
     gn_http_head_t    *h = &r->head;
     struct sockaddr_storage  *ss;
     gn_str_t           vals[16];
     gn_uint_t          i, n, list;
     char              *text;
 
-    if (rc->from == NULL
-        || gn_access_match(rc->from->elts, rc->from->nelts,
-                           (struct sockaddr *) &c->peer) != GN_ACCESS_ALLOW)
-    {
+    if (rc->proxy_protocol) {
+        gn_realip_apply_proxy(r);
         return GN_OK;
     }
 
-    if (rc->proxy_protocol) {
-        if (c->proxy != NULL) {
-            r->peer = (struct sockaddr *) &c->proxy->src;
-            r->peer_text.data = (u_char *) c->proxy->src_text;
-            r->peer_text.len = c->proxy->src_len;
-        }
+    r->peer = NULL;
+    if (!gn_realip_trusted(r, rc)) {
         return GN_OK;
     }
 

@@ -11,7 +11,9 @@
  *
  * The settings are the main level's and the servers' (no location
  * level): the address is settled as soon as the request's server is
- * known, before its head is checked, so even a 400 is logged with it.
+ * known (Host, SNI), before the modules' filter_headers and any check
+ * of the head; with the PROXY protocol it is set as the request
+ * starts, so a head the parser refuses is logged with it too.
  *
  * gn_realip_pick() is pure (unit-tested); gn_realip_apply() runs in a
  * child for every request of a server with trusted peers.
@@ -61,9 +63,14 @@ gn_int_t gn_realip_pick(const gn_str_t *vals, gn_uint_t n, gn_uint_t list,
 
 struct gn_http_request_s;
 
-/* Sets r's client address (r->peer, r->peer_text) if its server trusts
- * the connection's peer and the header (or the PROXY protocol) names
- * one. GN_ERROR: out of memory. */
+/* Sets r's client address (r->peer, r->peer_text; NULL: the peer's) as
+ * its server (r->srv) says: from the header, or the PROXY protocol, of
+ * a trusted peer. GN_ERROR: out of memory. */
 gn_int_t gn_realip_apply(struct gn_http_request_s *r);
+
+/* The PROXY protocol part alone, as a request starts with the
+ * listener's default server (before its head is parsed: a head that
+ * is refused is logged with that address). */
+void gn_realip_apply_proxy(struct gn_http_request_s *r);
 
 #endif /* GN_CORE_REALIP_H_INCLUDED */

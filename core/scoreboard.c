@@ -17,8 +17,13 @@
 gn_scoreboard_t  *gn_sb;
 gn_sb_slot_t     *gn_sb_me;
 
-/* an upgrade's old scoreboard, read-only, until its totals are folded */
+/* an upgrade's old scoreboard, read-only, until its totals are folded;
+ * when its master was first seen gone */
 static const gn_scoreboard_t  *gn_sb_prev;
+static time_t                  gn_sb_prev_gone;
+
+/* how long orphans of a killed old master may keep its totals apart */
+#define GN_SB_ORPHAN_WAIT   300              /* s */
 
 #define GN_SB_MAGIC   0x676e73623032ULL       /* "gnsb02" */
 
@@ -229,7 +234,8 @@ gn_scoreboard_retired(gn_sb_retired_t *out)
 
     rc = gn_sb_totals(gn_sb, 0, out);
 
-    if (out->prev_master != 0 && gn_sb_prev != NULL) {
+    /* (not after GN_BUSY: an absorption half done may be in *out) */
+    if (rc == GN_OK && out->prev_master != 0 && gn_sb_prev != NULL) {
         (void) gn_sb_totals(gn_sb_prev, 1, &prev);
         gn_sb_add_retired(out, &prev);
     }
@@ -254,7 +260,15 @@ gn_scoreboard_absorb(void)
     if ((uint64_t) getppid() == rt->prev_master) {
         return GN_AGAIN;
     }
-    for (i = 0; i < GN_SB_SLOTS; i++) {
+    if (gn_sb_prev_gone == 0) {
+        gn_sb_prev_gone = time(NULL);
+    }
+
+    /* orphans of a master that was killed drain on their own; a pid
+     * probed may have been reused, so the wait is bounded */
+    for (i = 0; i < GN_SB_SLOTS
+                && time(NULL) - gn_sb_prev_gone < GN_SB_ORPHAN_WAIT; i++)
+    {
         pid = (pid_t) __atomic_load_n(&gn_sb_prev->slots[i].pid,
                                       __ATOMIC_RELAXED);
         if (pid > 0 && (kill(pid, 0) == 0 || errno == EPERM)) {

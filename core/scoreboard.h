@@ -103,7 +103,9 @@ gn_int_t gn_scoreboard_init(void);
 
 /* Master only: folds the old master's totals into the retired ones once
  * it and its children are gone. GN_OK when there is nothing (left) to
- * fold, GN_AGAIN while the old master or a child of it still runs. */
+ * fold, GN_AGAIN while the old master or a child of it still runs (a
+ * child left by a killed master: for 5 minutes at most, as its pid may
+ * have been reused). */
 gn_int_t gn_scoreboard_absorb(void);
 
 /* Master: a free slot for a new child, or -1. */

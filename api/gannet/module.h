@@ -468,7 +468,7 @@ struct gn_api_s {
      * Slot -1 (servers since 0.1.0; older ones return 0): the counters
      * of all the children reaped since the master started (and, after
      * a binary upgrade, all the old master's, its live children's
-     * included), pid 0, `generation` the number of the reaped ones;
+     * included), pid 0, `generation` the number of children folded in;
      * live slots plus this row are the
      * server's totals when `generation` is the same read before and
      * after the live slots (else a child was retired meanwhile). */

@@ -244,6 +244,20 @@ ok($t->wait_log(qr/\[info\] .*closing the connection: not a PROXY protocol /
 ok($closed && $out eq '', 'a bad port: closed, no answer');
 ok($t->wait_log(qr/invalid address or port on a proxy_protocol/, 5),
    'logged with the reason');
+($out, $closed) = $t->http_raw('PROXY TCP4 192.0.2', port => $p1,
+                               shutdown => 1);
+ok($closed && $out eq '', 'a header cut by the client\'s FIN: closed');
+ok($t->wait_log(qr/the client closed in its PROXY protocol header/, 5),
+   'at once, not at the timeout: logged so');
+
+# a head the parser refuses is logged with the header's address
+$raw = $t->http_raw(pp_v1('192.0.2.77', 7777, $p1)
+                    . "GET / HTTP/1.1\r\nHost: localhost\r\nBad Header\r\n"
+                    . "\r\n", port => $p1);
+like($raw, qr{^HTTP/1.1 400 }, 'a malformed head after a PROXY header: 400');
+like(last_log(), qr{^192\.0\.2\.77 7777 127\.0\.0\.1 192\.0\.2\.77 7777 400 },
+     'logged with the PROXY header\'s address');
+
 my $t0 = time();
 ($out, $closed) = $t->http_raw('', port => $p1, timeout => 10);
 my $waited = time() - $t0;

@@ -211,6 +211,10 @@ test_v2(void)
     is_int(parse(b, n), -1, "command 2: refused");
     n = v2(b, 1, 0x41, a4, sizeof(a4), 0);
     is_int(parse(b, n), -1, "family 4: refused");
+    n = v2(b, 1, 0x1f, a4, sizeof(a4), 0);
+    is_int(parse(b, n), -1, "transport 15: refused");
+    n = v2(b, 1, 0x12, a4, sizeof(a4), 0);
+    is_int(parse(b, n), (ssize_t) n, "TCP4 over DGRAM: its address taken");
     n = v2(b, 1, 0x11, a4, sizeof(a4), 0);
     b[12] = 0x11;
     is_int(parse(b, n), -1, "version 1 in a v2 signature: refused");

@@ -93,6 +93,10 @@ main(void)
             "[v6]:port");
     is_pick(pick(0, 0, "192.0.2.7:8080", NULL), "192.0.2.7",
             "v4:port, the port dropped");
+    is_pick(pick(0, 0, "192.0.2.7:junk", NULL), "declined",
+            "v4:junk: not an address");
+    is_pick(pick(0, 0, "[2001:db8::7]:", NULL), "declined",
+            "[v6]: with no port: not an address");
     is_pick(pick(0, 0, "192.0.2.7, 192.0.2.8", NULL), "declined",
             "X-Real-IP holding a list: not an address");
     is_pick(pick(0, 0, "unknown", NULL), "declined", "not an address");
