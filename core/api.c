@@ -14,6 +14,7 @@
 #include <arpa/inet.h>
 
 #include "api.h"
+#include "http_module.h"
 #include "module.h"
 #include "event.h"
 #include "timer.h"
@@ -925,6 +926,13 @@ gn_api_tls_ticket_stats(gn_tls_ticket_stats_t *out, size_t size)
 }
 
 
+static int
+gn_api_on_drained(gn_request_t *r, gn_drained_pt cb, void *arg)
+{
+    return (int) gn_http_module_on_drained(gn_req(r), cb, arg);
+}
+
+
 const gn_api_t  gn_api = {
     sizeof(gn_api_t), GN_ABI_MAJOR, GN_ABI_MINOR,
     gn_api_log,
@@ -965,5 +973,6 @@ const gn_api_t  gn_api = {
     gn_module_conf_error,
     gn_api_proto_stats,
     gn_api_memcached_stats,
-    gn_api_tls_ticket_stats
+    gn_api_tls_ticket_stats,
+    gn_api_on_drained
 };

@@ -831,6 +831,7 @@ gn_http_write_sbuf(gn_conn_t *c, gn_http_request_t *r)
 
         n = c->ops->writev(c, &iov, 1, 0);
         if (n == GN_AGAIN) {
+            gn_http_module_sent(r);
             return GN_AGAIN;
         }
         if (n <= 0) {
@@ -843,6 +844,7 @@ gn_http_write_sbuf(gn_conn_t *c, gn_http_request_t *r)
     }
 
     r->sbuf_pos = r->sbuf_last = 0;
+    gn_http_module_sent(r);
 
     return r->finished ? GN_DONE : GN_BUSY;
 }

@@ -1575,6 +1575,7 @@ gn_h2_send_data(nghttp2_session *session, nghttp2_frame *frame,
         if (r->sbuf_pos == r->sbuf_last) {
             r->sbuf_pos = r->sbuf_last = 0;
         }
+        gn_http_module_sent(r);
 
     } else if (gn_h2_copy_segs(r, p, length) != GN_OK) {
         return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;

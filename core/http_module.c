@@ -22,6 +22,7 @@
 
 
 #define GN_STREAM_HIGH   (256 * 1024)    /* write() says GN_AGAIN above */
+#define GN_STREAM_LOW    GN_DRAINED_LOW  /* on_drained's callback below */
 
 
 static void gn_http_module_resume(gn_http_request_t *r);
@@ -70,12 +71,58 @@ gn_http_module_kick_handler(gn_timer_t *t)
 }
 
 
+/* on_drained's callback, once, from the loop. */
+static void
+gn_http_module_drained_handler(gn_timer_t *t)
+{
+    gn_http_request_t  *r = t->data;
+    gn_drained_pt       cb = (gn_drained_pt) r->drained_cb;
+    void               *arg = r->drained_arg;
+
+    r->drained_cb = NULL;
+    if (cb == NULL || r->finished) {
+        return;
+    }
+
+    gn_http_module_enter(r);
+    cb(&gn_api, (gn_request_t *) r, arg);
+    gn_http_module_leave(r);
+}
+
+
+void
+gn_http_module_sent(gn_http_request_t *r)
+{
+    if (r->drained_cb != NULL && r->sbuf_last - r->sbuf_pos <= GN_STREAM_LOW
+        && !gn_timer_is_set(&r->drained))
+    {
+        gn_timer_set(&r->drained, 0);
+    }
+}
+
+
+gn_int_t
+gn_http_module_on_drained(gn_http_request_t *r, gn_drained_pt cb, void *arg)
+{
+    if (r->module == NULL || r->finished || cb == NULL) {
+        return GN_ERROR;
+    }
+
+    r->drained_cb = (void (*)(void)) cb;
+    r->drained_arg = arg;
+    gn_http_module_sent(r);
+    return GN_OK;
+}
+
+
 static void
 gn_http_module_cleanup(void *data)
 {
     gn_http_request_t  *r = data;
 
     gn_timer_del(&r->kick);
+    gn_timer_del(&r->drained);
+    r->drained_cb = NULL;
     free(r->sbuf);
     r->sbuf = NULL;
 }
@@ -120,6 +167,7 @@ gn_http_module_run(gn_http_request_t *r)
         return;
     }
     gn_timer_init_node(&r->kick, gn_http_module_kick_handler, r);
+    gn_timer_init_node(&r->drained, gn_http_module_drained_handler, r);
     cln->handler = gn_http_module_cleanup;
     cln->data = r;
 
@@ -571,6 +619,7 @@ gn_http_module_finish(gn_http_request_t *r, int status)
     }
 
     r->finished = 1;
+    r->drained_cb = NULL;             /* the module is done with it */
 
     if (status != GN_OK) {
         r->error_status = (status >= 400 && status <= 599) ? (gn_uint_t) status

@@ -136,6 +136,9 @@ struct gn_http_request_s {
     size_t               sbuf_last;
     size_t               sbuf_cap;
     gn_timer_t           kick;           /* resume after a module call */
+    gn_timer_t           drained;        /* on_drained's callback due */
+    void               (*drained_cb)(void);  /* a gn_drained_pt, or NULL */
+    void                *drained_arg;
 
     gn_http_seg_t       *segs;           /* [0] is the head */
     gn_uint_t            nsegs;

@@ -167,6 +167,7 @@ GN_INTEG_TESTS = \
     %reldir%/integ/43-status.t \
     %reldir%/integ/44-module-outoftree.t \
     %reldir%/integ/45-cgi-slots.t \
+    %reldir%/integ/46-module-drained.t \
     %reldir%/integ/50-prefork.t \
     %reldir%/integ/51-reload.t \
     %reldir%/integ/52-shutdown.t \

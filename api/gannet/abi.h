@@ -41,6 +41,10 @@
  *                    gn_api_t.tls_ticket_stats and gn_tls_ticket_stats_t:
  *                    the ticket key's id, source and age, tickets issued,
  *                    resumptions by ticket and by session id.
+ *   1.5  2026-12-03  gn_api_t.on_drained and gn_drained_pt: a callback
+ *                    once a streamed response's unsent bytes have
+ *                    fallen to GN_DRAINED_LOW, so a module that write()
+ *                    told GN_AGAIN resumes on an event, not on a timer.
  */
 
 #ifndef GN_API_ABI_H_INCLUDED
@@ -48,7 +52,7 @@
 
 #define GN_ABI_MAGIC    0x474e4d44u      /* "GNMD" */
 #define GN_ABI_MAJOR    1
-#define GN_ABI_MINOR    4
+#define GN_ABI_MINOR    5
 
 /* Compile-time feature test for module writers. */
 #define GN_ABI_AT_LEAST(major, minor)                                         \

@@ -229,6 +229,13 @@ typedef void (*gn_watch_pt)(const gn_api_t *api, gn_watch_t *w, int fd,
 typedef void (*gn_mtimer_pt)(const gn_api_t *api, gn_mtimer_t *t, void *arg);
 typedef void (*gn_body_pt)(const gn_api_t *api, gn_request_t *r,
     const unsigned char *data, size_t len, int last, void *arg);
+/* 1.5: on_drained's callback. */
+typedef void (*gn_drained_pt)(const gn_api_t *api, gn_request_t *r,
+    void *arg);
+
+/* What waits to be sent of a streamed response when on_drained's
+ * callback runs, at most; write() says GN_AGAIN above 256 KiB. */
+#define GN_DRAINED_LOW    (64 * 1024)
 
 /* Statistics (the scoreboard). Each struct starts with its size as the
  * server filled it: fields past it are absent (older server). */
@@ -524,6 +531,17 @@ struct gn_api_s {
      * bytes, 0 when no server has TLS. */
     int         (*tls_ticket_stats)(gn_tls_ticket_stats_t *out,
                     size_t size);
+
+    /* -- 1.5: streamed output drained. --------------------------------- */
+    /* cb(api, r, arg) runs once, from the event loop, when the bytes of
+     * r's response that wait to be sent are GN_DRAINED_LOW or fewer: at
+     * once (on the loop's next turn) if they are already. Where write()
+     * said GN_AGAIN, the module stops producing and resumes there, with
+     * no timer. A second call replaces the first's callback. GN_OK;
+     * GN_ERROR after finish() or outside a module's request. Check
+     * GN_API_HAS(api, on_drained) before calling it. */
+    int         (*on_drained)(gn_request_t *r, gn_drained_pt cb,
+                    void *arg);
 };
 
 

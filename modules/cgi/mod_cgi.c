@@ -148,6 +148,7 @@ struct gn_cgi_ctx_s {
     gn_mtimer_t     *timer;
     gn_mtimer_t     *wait_t;
     gn_mtimer_t     *pause_t;       /* stdout paused: the client is slow */
+    int              paused;        /* ... until on_drained or pause_t */
     int              waited;        /* ms waited for the exit status */
 
     unsigned char   *ibuf;          /* request body not yet in the pipe */
@@ -2451,9 +2452,9 @@ gn_cgi_out_header(gn_cgi_ctx_t *ctx)
 
 /*
  * write() said GN_AGAIN: it took the bytes, but the client is slower than
- * the script. ABI 1.0 has no "drained" callback, so stdout is not read
- * for GN_CGI_PAUSE ms and then tried again (a full pipe then blocks the
- * script, which is the backpressure we want).
+ * the script. stdout is not read until the response has drained (ABI
+ * 1.5's on_drained; in an older server, for GN_CGI_PAUSE ms): a full
+ * pipe then blocks the script, which is the backpressure we want.
  */
 static void
 gn_cgi_out_resume(const gn_api_t *api, gn_mtimer_t *t, void *arg)
@@ -2462,6 +2463,7 @@ gn_cgi_out_resume(const gn_api_t *api, gn_mtimer_t *t, void *arg)
 
     (void) t;
     ctx->pause_t = NULL;
+    ctx->paused = 0;
 
     if (ctx->out_w != NULL) {
         (void) api->watch_update(ctx->out_w, GN_WATCH_READ);
@@ -2470,17 +2472,37 @@ gn_cgi_out_resume(const gn_api_t *api, gn_mtimer_t *t, void *arg)
 
 
 static void
+gn_cgi_out_drained(const gn_api_t *api, gn_request_t *r, void *arg)
+{
+    (void) r;
+    gn_cgi_out_resume(api, NULL, arg);
+}
+
+
+static void
 gn_cgi_out_pause(gn_cgi_ctx_t *ctx)
 {
-    if (ctx->pause_t != NULL || ctx->out_w == NULL) {
+    const gn_api_t  *api = gn_cgi_api;
+
+    if (ctx->paused || ctx->out_w == NULL) {
         return;
     }
 
-    ctx->pause_t = gn_cgi_api->timer_add(ctx->r, GN_CGI_PAUSE,
-                                         gn_cgi_out_resume, ctx);
-    if (ctx->pause_t != NULL) {
-        (void) gn_cgi_api->watch_update(ctx->out_w, 0);
+    if (GN_API_HAS(api, on_drained)
+        && api->on_drained(ctx->r, gn_cgi_out_drained, ctx) == GN_OK)
+    {
+        ctx->paused = 1;
+
+    } else {
+        ctx->pause_t = api->timer_add(ctx->r, GN_CGI_PAUSE,
+                                      gn_cgi_out_resume, ctx);
+        if (ctx->pause_t == NULL) {
+            return;
+        }
+        ctx->paused = 1;
     }
+
+    (void) api->watch_update(ctx->out_w, 0);
 }
 
 

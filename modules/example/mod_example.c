@@ -35,6 +35,11 @@
  *                          example_delay_max), without blocking the child
  *     .../stream           three lines 100 ms apart, each flushed as it is
  *                          written (a chunked response)
+ *     .../generate?mb=N    N MiB (at most 1024) of numbered 16-byte lines,
+ *                          as fast as the client takes them: written until
+ *                          write() says GN_AGAIN, then resumed by
+ *                          on_drained (ABI 1.5; a 10 ms timer in an older
+ *                          server); logged at info with its pauses
  *     .../file?off=N&len=M "[", bytes [N, N + M) of the file example_file
  *                          names (send_file: the server's open-file cache
  *                          and sendfile; len absent: to the end), "]\n"
@@ -102,6 +107,9 @@ typedef struct {
     int64_t         ms;
     int             ticks;
     int             too_large;
+    uint64_t        line;        /* generate: the next line's number */
+    uint64_t        lines;       /* ... of this many */
+    uint64_t        pauses;      /* ... and how often it waited */
 } example_ctx_t;
 
 
@@ -646,6 +654,108 @@ example_stream(const gn_api_t *api, gn_request_t *r)
 }
 
 
+/* ---- .../generate: a big response at the client's pace ------------------- */
+
+static void example_generate_more(const gn_api_t *api, example_ctx_t *ctx);
+
+
+static void
+example_generate_drained(const gn_api_t *api, gn_request_t *r, void *arg)
+{
+    (void) r;
+    example_generate_more(api, arg);
+}
+
+
+static void
+example_generate_timer(const gn_api_t *api, gn_mtimer_t *t, void *arg)
+{
+    (void) t;
+    example_generate_more(api, arg);
+}
+
+
+/* Writes lines until the server has enough waiting (GN_AGAIN), then
+ * waits for it to drain: memory stays bounded however slow the client. */
+static void
+example_generate_more(const gn_api_t *api, example_ctx_t *ctx)
+{
+    char      buf[16 * 1024];
+    size_t    n, i;
+    uint64_t  v;
+    int       rc;
+
+    while (ctx->line < ctx->lines) {
+        for (n = 0; n + 16 <= sizeof(buf) && ctx->line < ctx->lines; n += 16) {
+            /* "%015llu\n" */
+            v = ++ctx->line;
+            for (i = 15; i-- > 0; v /= 10) {
+                buf[n + i] = (char) ('0' + v % 10);
+            }
+            buf[n + 15] = '\n';
+        }
+
+        rc = api->write(ctx->r, buf, n);
+        if (rc == GN_ERROR) {
+            api->finish(ctx->r, GN_ERROR);
+            return;
+        }
+        if (rc == GN_AGAIN && ctx->line < ctx->lines) {
+            ctx->pauses++;
+            (void) api->flush(ctx->r);
+            if (GN_API_HAS(api, on_drained)) {                  /* 1.5 */
+                if (api->on_drained(ctx->r, example_generate_drained, ctx)
+                    != GN_OK)
+                {
+                    api->finish(ctx->r, GN_ERROR);
+                }
+            } else if (api->timer_add(ctx->r, 10, example_generate_timer,
+                                      ctx) == NULL)
+            {
+                api->finish(ctx->r, GN_ERROR);
+            }
+            return;
+        }
+    }
+
+    api->log(ctx->r, GN_LOG_INFO, "example: generated %llu bytes, %llu "
+             "pauses (%s)", (unsigned long long) ctx->lines * 16,
+             (unsigned long long) ctx->pauses,
+             GN_API_HAS(api, on_drained) ? "on_drained" : "timer");
+    api->finish(ctx->r, GN_OK);
+}
+
+
+static int
+example_generate(const gn_api_t *api, gn_request_t *r)
+{
+    example_ctx_t  *ctx;
+    int64_t         mb;
+
+    mb = example_query_number(api->query(r), "mb");
+    if (mb < 0 || mb > 1024) {
+        return 400;
+    }
+
+    ctx = api->request_alloc(r, sizeof(example_ctx_t));
+    if (ctx == NULL) {
+        return GN_ERROR;
+    }
+    memset(ctx, 0, sizeof(example_ctx_t));
+    ctx->r = r;
+    ctx->lines = (uint64_t) mb * 1024 * 1024 / 16;
+
+    api->set_header(r, "Content-Type", "text/plain");
+
+    /* streamed from the start: write() buffers a response that is not
+     * flushed whole, and says GN_AGAIN only for a streamed one */
+    (void) api->flush(r);
+    example_generate_more(api, ctx);
+
+    return GN_AGAIN;
+}
+
+
 /* ---- .../file: a file's bytes between two writes ------------------------- */
 
 /* send_file() or read_file() failed with errno set: log why, and answer
@@ -788,6 +898,10 @@ example_handler(const gn_api_t *api, gn_request_t *r)
 
     if (example_uri_is(uri, "stream")) {
         return example_stream(api, r);
+    }
+
+    if (example_uri_is(uri, "generate")) {
+        return example_generate(api, r);
     }
 
     if (example_uri_is(uri, "file")) {
