@@ -258,6 +258,7 @@ gn_conn_pool_put(gn_conn_t *c)
         return;
     }
 
+    c->log_client = NULL;               /* it may be in the pool */
     gn_pool_reset(c->pool);
     c->pool->free_next = gn_pool_free;
     gn_pool_free = c->pool;
@@ -861,7 +862,9 @@ gn_conn_log_context(gn_log_t *log, char *buf, size_t len)
     gn_conn_t  *c = log->data;
 
     return (size_t) snprintf(buf, len, ", client: %s, server: %.*s",
-                             c->addr_text, GN_STR_ARG(&c->listen->text));
+                             c->log_client != NULL ? c->log_client
+                                                   : c->addr_text,
+                             GN_STR_ARG(&c->listen->text));
 }
 
 

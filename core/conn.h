@@ -140,6 +140,10 @@ struct gn_conn_s {
     char                     addr_text[INET6_ADDRSTRLEN];
     size_t                   addr_len;
     gn_conn_proxy_t         *proxy;        /* malloc()ed, or NULL */
+    const char              *log_client;   /* the error log's "client:"
+                                              (realip.h), or NULL for
+                                              addr_text; in c->pool or
+                                              c->proxy */
     gn_msec_t                accepted;     /* gn_current_msec then */
 
     /* the protocol's: called on every event (but while lingering), and

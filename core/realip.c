@@ -212,6 +212,7 @@ gn_realip_apply_proxy(gn_http_request_t *r)
         r->peer = (struct sockaddr *) &c->proxy->src;
         r->peer_text.data = (u_char *) c->proxy->src_text;
         r->peer_text.len = c->proxy->src_len;
+        c->log_client = c->proxy->src_text;     /* the connection's */
     }
 }
 
@@ -225,6 +226,13 @@ gn_realip_apply(gn_http_request_t *r)
     gn_str_t           vals[16];
     gn_uint_t          i, n, list;
     char              *text;
+
+    /* HTTP/1: one request at a time, the error log's client is its
+     * (HTTP/2's streams share the connection: only a PROXY protocol
+     * address, the connection's own, goes there) */
+    if (r->stream_id == 0) {
+        r->c->log_client = NULL;
+    }
 
     if (rc->proxy_protocol) {
         gn_realip_apply_proxy(r);
@@ -268,6 +276,9 @@ gn_realip_apply(gn_http_request_t *r)
     r->peer = (struct sockaddr *) ss;
     r->peer_text.data = (u_char *) text;
     r->peer_text.len = gn_sockaddr_text(r->peer, text, INET6_ADDRSTRLEN);
+    if (r->stream_id == 0) {
+        r->c->log_client = text;          /* in c->pool, as r */
+    }
     return GN_OK;
 }
 

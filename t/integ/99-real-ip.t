@@ -167,6 +167,12 @@ is(info($r->{body})->{REMOTE_ADDR}, '127.0.0.1', 'no header: the peer');
 like(info($r->{body})->{REMOTE_PORT}, qr/^\d+$/, 'and its port');
 last_log();
 
+is($t->http_get('/missing', headers => ['X-Forwarded-For: 192.0.2.56'])
+   ->{status}, 404, 'a missing file');
+ok($t->wait_log(qr/No such file or directory\), client: 192\.0\.2\.56,/, 5),
+   'the error log names the client from the header');
+last_log();
+
 # ---- untrusted peers, X-Real-IP ---------------------------------------------
 
 $r = $t->http_get('/example/info', port => $t->port(3),
@@ -214,6 +220,13 @@ is(info($raw)->{REMOTE_ADDR}, '127.0.0.1',
    'PROXY v2 LOCAL (a health check): the peer');
 is(last_log(), '127.0.0.1 ' . info($raw)->{REMOTE_PORT}
    . ' 127.0.0.1 - - 200 /example/info', 'no $proxy_protocol_addr');
+
+$raw = $t->http_raw(pp_v1('192.0.2.55', 1, $p1) . sprintf($get, '/missing'),
+                    port => $p1);
+like($raw, qr{^HTTP/1.1 404 }, 'PROXY v1: a missing file');
+ok($t->wait_log(qr/No such file or directory\), client: 192\.0\.2\.55,/, 5),
+   'the error log names the PROXY header\'s client');
+last_log();
 
 # in pieces, then two requests on the connection
 my $s = $t->connect(port => $p1);
