@@ -45,6 +45,7 @@ GN_UNIT_TESTS = \
     %reldir%/unit/test_auth_basic \
     %reldir%/unit/test_binlog \
     %reldir%/unit/test_scoreboard \
+    %reldir%/unit/test_scoreboard_upgrade \
     %reldir%/unit/test_module \
     %reldir%/unit/test_feature \
     %reldir%/unit/test_stream
@@ -76,6 +77,9 @@ check_PROGRAMS += $(GN_UNIT_TESTS)
 %canon_reldir%_unit_test_http_cond_SOURCES = %reldir%/unit/test_http_cond.c %reldir%/tap.c %reldir%/tap.h
 %canon_reldir%_unit_test_http_cond_CFLAGS = $(GN_UNIT_CFLAGS)
 %canon_reldir%_unit_test_http_cond_LDADD = $(GN_UNIT_LDADD)
+%canon_reldir%_unit_test_scoreboard_upgrade_SOURCES = %reldir%/unit/test_scoreboard_upgrade.c %reldir%/tap.c %reldir%/tap.h
+%canon_reldir%_unit_test_scoreboard_upgrade_CFLAGS = $(GN_UNIT_CFLAGS)
+%canon_reldir%_unit_test_scoreboard_upgrade_LDADD = $(GN_UNIT_LDADD)
 %canon_reldir%_unit_test_scoreboard_SOURCES = %reldir%/unit/test_scoreboard.c %reldir%/tap.c %reldir%/tap.h
 %canon_reldir%_unit_test_scoreboard_CFLAGS = $(GN_UNIT_CFLAGS)
 %canon_reldir%_unit_test_scoreboard_LDADD = $(GN_UNIT_LDADD)
