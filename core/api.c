@@ -14,7 +14,6 @@
 #include <arpa/inet.h>
 
 #include "api.h"
-#include "http_module.h"
 #include "module.h"
 #include "event.h"
 #include "timer.h"
@@ -929,7 +928,8 @@ gn_api_tls_ticket_stats(gn_tls_ticket_stats_t *out, size_t size)
 static int
 gn_api_on_drained(gn_request_t *r, gn_drained_pt cb, void *arg)
 {
-    return (int) gn_http_module_on_drained(gn_req(r), cb, arg);
+    return (int) gn_http_module_on_drained(gn_req(r), (void (*)(void)) cb,
+                                           arg);
 }
 
 

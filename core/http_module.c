@@ -102,13 +102,13 @@ gn_http_module_sent(gn_http_request_t *r)
 
 
 gn_int_t
-gn_http_module_on_drained(gn_http_request_t *r, gn_drained_pt cb, void *arg)
+gn_http_module_on_drained(gn_http_request_t *r, void (*cb)(void), void *arg)
 {
     if (r->module == NULL || r->finished || cb == NULL) {
         return GN_ERROR;
     }
 
-    r->drained_cb = (void (*)(void)) cb;
+    r->drained_cb = cb;
     r->drained_arg = arg;
     gn_http_module_sent(r);
     return GN_OK;

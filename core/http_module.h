@@ -9,8 +9,6 @@
 
 #include "gn_config.h"
 
-#include <gannet/module.h>
-
 #include "http_request.h"
 
 
@@ -38,10 +36,5 @@ gn_int_t gn_http_sbuf_append(gn_http_request_t *r, const void *data,
 /* From a stream, after it took streamed bytes out of r->sbuf: runs a
  * module's on_drained callback (from the loop) once few are left. */
 void gn_http_module_sent(gn_http_request_t *r);
-
-/* api.c's on_drained: cb once r's unsent streamed bytes are
- * GN_DRAINED_LOW or fewer. GN_OK, or GN_ERROR after finish. */
-gn_int_t gn_http_module_on_drained(gn_http_request_t *r, gn_drained_pt cb,
-    void *arg);
 
 #endif /* GN_CORE_HTTP_MODULE_H_INCLUDED */

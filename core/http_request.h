@@ -177,6 +177,10 @@ gn_int_t gn_http_module_read_file(gn_http_request_t *r, const char *path,
     size_t max, const u_char **data, size_t *len);
 gn_int_t gn_http_module_flush(gn_http_request_t *r);
 gn_int_t gn_http_module_finish(gn_http_request_t *r, int status);
+/* on_drained: cb (a gn_drained_pt) once r's unsent streamed bytes are
+ * GN_DRAINED_LOW or fewer. GN_OK, or GN_ERROR after finish. */
+gn_int_t gn_http_module_on_drained(gn_http_request_t *r, void (*cb)(void),
+    void *arg);
 void gn_http_module_enter(gn_http_request_t *r);
 void gn_http_module_leave(gn_http_request_t *r);
 
