@@ -24,6 +24,7 @@
 #include "log.h"
 #include "access_log.h"
 #include "scoreboard.h"
+#include "shm.h"
 #include "http_file.h"
 #include "module.h"
 #include "api.h"
@@ -336,6 +337,7 @@ gn_child_run(gn_cycle_t *cycle, gn_int_t slot, gn_uint_t generation)
     /* systemd's socket is the master's (sd_notify.h): with
      * NotifyAccess=all, what runs in a child must not reach it */
     (void) unsetenv("NOTIFY_SOCKET");
+    gn_shm_child();
 
     gn_sb_me = &gn_sb->slots[slot];
     gn_sb_me->pid = getpid();

@@ -196,6 +196,20 @@ gn_shm_zone_put(gn_shm_zone_t *zone)
 }
 
 
+void
+gn_shm_child(void)
+{
+    gn_uint_t  i;
+
+    for (i = 0; i < GN_SHM_ZONES_MAX; i++) {
+        if (gn_shm_zones[i] != NULL && gn_shm_zones[i]->fd != -1) {
+            close(gn_shm_zones[i]->fd);
+            gn_shm_zones[i]->fd = -1;
+        }
+    }
+}
+
+
 gn_int_t
 gn_shm_pass(int first)
 {

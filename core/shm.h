@@ -44,6 +44,11 @@ void gn_shm_inherit(struct gn_log_s *log);
  * take. */
 void gn_shm_inherited_close(void);
 
+/* In a new child: closes the zones' memfds, which only the master
+ * passes on (the mappings stay); a child's descriptors are for its
+ * connections. */
+void gn_shm_child(void);
+
 /* In the process that execs the new master: the live zones' memfds
  * from descriptor `first` on (not close-on-exec), described in
  * GANNET_ZONES. GN_ERROR when that fails. */
