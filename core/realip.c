@@ -222,9 +222,9 @@ gn_realip_apply(gn_http_request_t *r)
 {
     gn_realip_conf_t  *rc = gn_realip_conf(r->srv->loc);
     gn_http_head_t    *h = &r->head;
-    struct sockaddr_storage  *ss;
+    struct sockaddr_storage  *ss, addr;
     gn_str_t           vals[16];
-    gn_uint_t          i, n, list;
+    gn_uint_t          i, n;
     char              *text;
 
     /* HTTP/1: one request at a time, the error log's client is its
@@ -260,18 +260,18 @@ gn_realip_apply(gn_http_request_t *r)
         }
     }
 
+    if (gn_realip_pick(vals, n, rc->list, rc->from->elts, rc->from->nelts,
+                       (gn_uint_t) rc->recursive, &addr) != GN_OK)
+    {
+        return GN_OK;
+    }
+
     ss = gn_palloc(r->pool, sizeof(*ss));
     text = gn_pnalloc(r->pool, INET6_ADDRSTRLEN);
     if (ss == NULL || text == NULL) {
         return GN_ERROR;
     }
-
-    list = !gn_str_caseeq(&rc->header, "X-Real-IP");
-    if (gn_realip_pick(vals, n, list, rc->from->elts, rc->from->nelts,
-                       (gn_uint_t) rc->recursive, ss) != GN_OK)
-    {
-        return GN_OK;
-    }
+    memcpy(ss, &addr, sizeof(addr));
 
     r->peer = (struct sockaddr *) ss;
     r->peer_text.data = (u_char *) text;
@@ -347,6 +347,7 @@ gn_realip_merge(gn_conf_t *cf, gn_loc_conf_t *lc, gn_loc_conf_t *prev)
         gn_str_set(&rc->header, "X-Real-IP");
     }
     rc->proxy_protocol = gn_str_eq(&rc->header, "proxy_protocol");
+    rc->list = !gn_str_caseeq(&rc->header, "X-Real-IP");
 
     return GN_OK;
 }

@@ -35,6 +35,7 @@ typedef struct {
     gn_str_t          header;      /* the field's name, or "proxy_protocol" */
     gn_int_t          recursive;
     gn_uint_t         proxy_protocol;  /* header is "proxy_protocol" */
+    gn_uint_t         list;        /* ... a list (not X-Real-IP) */
 } gn_realip_conf_t;
 
 #define gn_realip_conf(lc)                                                    \

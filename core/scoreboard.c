@@ -165,6 +165,22 @@ gn_scoreboard_fold(gn_int_t slot)
 }
 
 
+/* sb's retired totals, and with `live` its live slots' counters added,
+ * as they are now. */
+static void
+gn_sb_copy(const gn_scoreboard_t *sb, int live, gn_sb_retired_t *out)
+{
+    gn_uint_t  i;
+
+    memcpy(out, (const void *) &sb->retired, sizeof(*out));
+    for (i = 0; live && i < GN_SB_SLOTS; i++) {
+        if (__atomic_load_n(&sb->slots[i].pid, __ATOMIC_RELAXED) > 0) {
+            gn_sb_add_slot(out, &sb->slots[i]);
+        }
+    }
+}
+
+
 /*
  * A consistent copy of sb's retired totals, and with `live` its live
  * slots' counters added (read in the same window of `seq`, so a child
@@ -176,8 +192,7 @@ static gn_int_t
 gn_sb_totals(const gn_scoreboard_t *sb, int live, gn_sb_retired_t *out)
 {
     uint64_t   s1, s2;
-    gn_uint_t  try, i;
-    gn_int_t   rc = GN_BUSY;
+    gn_uint_t  try;
 
     /* what the caller read before (the live slots) stays before */
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
@@ -188,21 +203,13 @@ gn_sb_totals(const gn_scoreboard_t *sb, int live, gn_sb_retired_t *out)
         s1 = __atomic_load_n(&sb->retired.seq, __ATOMIC_ACQUIRE);
 
         if ((s1 & 1) == 0) {
-            memcpy(out, (const void *) &sb->retired, sizeof(*out));
-            for (i = 0; live && i < GN_SB_SLOTS; i++) {
-                if (__atomic_load_n(&sb->slots[i].pid, __ATOMIC_RELAXED)
-                    > 0)
-                {
-                    gn_sb_add_slot(out, &sb->slots[i]);
-                }
-            }
+            gn_sb_copy(sb, live, out);
 
             __atomic_thread_fence(__ATOMIC_ACQUIRE);
             s2 = __atomic_load_n(&sb->retired.seq, __ATOMIC_RELAXED);
             if (s1 == s2) {
                 out->seq = s1;
-                rc = GN_OK;
-                break;
+                return GN_OK;
             }
         }
 
@@ -211,18 +218,10 @@ gn_sb_totals(const gn_scoreboard_t *sb, int live, gn_sb_retired_t *out)
         }
     }
 
-    if (rc != GN_OK) {
-        /* the master stopped in a fold (it is dying): the numbers as
-         * they are */
-        memcpy(out, (const void *) &sb->retired, sizeof(*out));
-        for (i = 0; live && i < GN_SB_SLOTS; i++) {
-            if (sb->slots[i].pid > 0) {
-                gn_sb_add_slot(out, &sb->slots[i]);
-            }
-        }
-    }
-
-    return rc;
+    /* the master stopped in a fold (it is dying): the numbers as they
+     * are */
+    gn_sb_copy(sb, live, out);
+    return GN_BUSY;
 }
 
 

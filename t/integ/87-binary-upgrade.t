@@ -41,12 +41,7 @@ my $ctl = "$top/etc/gannetctl";
 plan(skip_all => "no $ctl (run make first)") unless -x $ctl;
 
 # the installed binary: a copy, so that a new one can be put in its place
-mkdir("$dir/sbin") or die "mkdir sbin: $!";
-my $orig = $t->bin;
-my $sbin = "$dir/sbin/gannet";
-copy($orig, $sbin) or die "copy: $!";
-chmod(0755, $sbin);
-$t->{bin} = $sbin;
+my ($orig, $sbin) = $t->bin_installed_copy;
 
 my $key = "$dir/ticket.key";
 $t->write_file('ticket.key', join('', map { chr(int(rand(256))) } 1 .. 64));

@@ -31,13 +31,8 @@ my $sock = IO::Socket::UNIX->new(Type => SOCK_DGRAM, Local => $path)
     or die "notify socket: $!";
 $ENV{NOTIFY_SOCKET} = $path;
 
-# the binary as installed: a copy, so that a new one can be put there
-mkdir("$dir/sbin") or die "mkdir sbin: $!";
-my $orig = $t->bin;
-my $sbin = "$dir/sbin/gannet";
-copy($orig, $sbin) or die "copy: $!";
-chmod(0755, $sbin);
-$t->{bin} = $sbin;
+# the installed binary: a copy, so that a new one can be put in its place
+my ($orig, $sbin) = $t->bin_installed_copy;
 
 $t->write_file('html/index.html', "notify\n");
 my $conf = <<'EOF';

@@ -38,6 +38,8 @@ package GnTest;
 use strict;
 use warnings;
 
+use File::Copy ();
+
 use Test::More ();
 use IO::Socket::INET;
 use IO::Select;
@@ -164,6 +166,23 @@ sub skip_under_valgrind
 
 sub testdir { return $_[0]{dir}; }
 sub bin     { return $_[0]{bin}; }
+
+
+# For the binary upgrade tests: the server runs from a copy in
+# TESTDIR/sbin, so that a new binary can be put in its place. Returns
+# (the original, the copy's path).
+sub bin_installed_copy
+{
+    my ($self) = @_;
+    my $orig = $self->{bin};
+    my $sbin = "$self->{dir}/sbin/gannet";
+
+    mkdir("$self->{dir}/sbin") or die "mkdir sbin: $!";
+    File::Copy::copy($orig, $sbin) or die "copy $orig: $!";
+    chmod(0755, $sbin);
+    $self->{bin} = $sbin;
+    return ($orig, $sbin);
+}
 
 
 sub verbose
