@@ -114,6 +114,15 @@ totals() {
          END { printf "%d %d %d\n", p, f, s }' "$@"
 }
 
+# failed_logs DIR: the end of the log of every test that failed in DIR
+failed_logs() {
+    for t in $(grep -l -E '^:test-result: (FAIL|ERROR|XPASS)' \
+               "$1"/t/*/*.trs 2>/dev/null)
+    do
+        echo "---- ${t%.trs}.log"; tail -60 "${t%.trs}.log"
+    done
+}
+
 # run_suite NAME DIR [TARGET]: make check (or TARGET), keeps the summary
 run_suite() {
     name=$1 dir=$2 target=${3:-check}
@@ -123,9 +132,7 @@ run_suite() {
         echo
     else
         cat "$dir/test-suite.log" 2>/dev/null | tail -200
-        for l in $(grep -l -E '^(not ok|Bail out)' "$dir"/t/unit/*.log "$dir"/t/integ/*.log 2>/dev/null); do
-            echo "---- $l"; tail -60 "$l"
-        done
+        failed_logs "$dir"
         # a log may be missing if the build of a test failed
         grep -q '^# TOTAL' "$dir/test-suite.log" 2>/dev/null || tail -40 "$dir/check.out"
     fi
@@ -153,6 +160,8 @@ test_all() {
         dc_pass=1
     else
         tail -60 "$build/plain/distcheck.out"
+        # which test failed, from the logs of distcheck's own build
+        failed_logs "$build"/plain/gannet-*/_build/sub
         dc_fail=1
     fi
 

@@ -78,8 +78,10 @@ static gn_int_t gn_http_valid_port(const u_char *p, size_t len);
 static gn_int_t gn_http_parse_field(gn_http_head_t *h, gn_http_header_t *hd,
     u_char *p, u_char *eol);
 static gn_int_t gn_http_list_next(u_char **pos, u_char *end, gn_str_t *elt);
-static gn_int_t gn_http_process_fields(gn_http_head_t *h);
+static gn_int_t gn_http_process_fields(gn_http_head_t *h,
+    gn_http_frame_t *f);
 static gn_int_t gn_http_frame(gn_http_head_t *h, gn_http_frame_t *f);
+static gn_int_t gn_http_frame_te(gn_http_head_t *h, gn_http_frame_t *f);
 static gn_int_t gn_http_field_host(gn_http_head_t *h, gn_http_frame_t *f,
     gn_str_t *value);
 static gn_int_t gn_http_field_content_length(gn_http_head_t *h,
@@ -306,12 +308,12 @@ gn_http_next_line(gn_http_head_t *h, u_char *p, u_char *end, u_char **eol)
     lf = (p < end) ? memchr(p, '\n', end - p) : NULL;
 
     if (lf == NULL) {
-        h->err = "incomplete request head";
+        h->err = "incomplete head";
         return NULL;
     }
 
     if (lf == p || lf[-1] != '\r') {
-        h->err = "bare LF in request head";
+        h->err = "bare LF in head";
         return NULL;
     }
 
@@ -325,8 +327,9 @@ gn_int_t
 gn_http_parse_head(gn_http_head_t *h, u_char *buf, size_t len,
     const gn_http_limits_t *lim, gn_http_header_t *hdrs, size_t max)
 {
-    u_char    *p, *end, *eol, *next;
-    gn_int_t   rc;
+    u_char           *p, *end, *eol, *next;
+    gn_int_t          rc;
+    gn_http_frame_t   f;
 
     memset(h, 0, sizeof(gn_http_head_t));
     h->content_length = -1;
@@ -387,7 +390,12 @@ gn_http_parse_head(gn_http_head_t *h, u_char *buf, size_t len,
         return 431;
     }
 
-    return gn_http_process_fields(h);
+    rc = gn_http_process_fields(h, &f);
+    if (rc != GN_OK) {
+        return rc;
+    }
+
+    return gn_http_frame(h, &f);
 }
 
 
@@ -395,9 +403,10 @@ gn_int_t
 gn_http_parse_h2(gn_http_head_t *h, const gn_str_t *method,
     const gn_str_t *path, const gn_str_t *authority)
 {
-    u_char    *p, *end;
-    gn_uint_t  i;
-    gn_int_t   rc;
+    u_char           *p, *end;
+    gn_uint_t         i;
+    gn_int_t          rc;
+    gn_http_frame_t   f;
 
     h->version = GN_HTTP_VERSION_20;
     h->method_name = *method;
@@ -460,7 +469,10 @@ gn_http_parse_h2(gn_http_head_t *h, const gn_str_t *method,
         }
     }
 
-    rc = gn_http_process_fields(h);
+    rc = gn_http_process_fields(h, &f);
+    if (rc == GN_OK) {
+        rc = gn_http_frame(h, &f);
+    }
     if (rc != GN_OK) {
         return rc;
     }
@@ -471,6 +483,85 @@ gn_http_parse_h2(gn_http_head_t *h, const gn_str_t *method,
     }
 
     h->keepalive = 1;               /* the stream ends, not the connection */
+
+    return GN_OK;
+}
+
+
+/* status-line = HTTP-version SP status-code SP [ reason-phrase ]
+ * (RFC 9112 4); the SP after the code may be missing (4: a recipient
+ * should accept it). */
+
+static gn_int_t
+gn_http_parse_status_line(gn_http_head_t *h, u_char *p, u_char *eol)
+{
+    if (eol - p < 12 || p[8] != ' '
+        || gn_http_parse_version(h, p, 8) != GN_OK
+        || p[9] < '1' || p[9] > '5' || p[10] < '0' || p[10] > '9'
+        || p[11] < '0' || p[11] > '9'
+        || (eol - p > 12 && p[12] != ' '))
+    {
+        h->err = "invalid status line";
+        return GN_ERROR;
+    }
+
+    h->status = (gn_uint_t) (p[9] - '0') * 100 + (gn_uint_t) (p[10] - '0') * 10
+                + (gn_uint_t) (p[11] - '0');
+
+    for (p += 12; p < eol; p++) {
+        if ((*p < 0x20 && *p != '\t') || *p == 0x7f) {
+            h->err = "invalid character in reason phrase";
+            return GN_ERROR;
+        }
+    }
+
+    return GN_OK;
+}
+
+
+gn_int_t
+gn_http_parse_response(gn_http_head_t *h, u_char *buf, size_t len,
+    gn_http_header_t *hdrs, size_t max)
+{
+    u_char           *p, *end, *eol, *next;
+    gn_http_frame_t   f;
+
+    memset(h, 0, sizeof(gn_http_head_t));
+    h->content_length = -1;
+    h->headers = hdrs;
+
+    end = buf + len;
+    next = gn_http_next_line(h, buf, end, &eol);
+    if (next == NULL || gn_http_parse_status_line(h, buf, eol) != GN_OK) {
+        return GN_ERROR;
+    }
+
+    for (p = next; /* void */; p = next) {
+        next = gn_http_next_line(h, p, end, &eol);
+        if (next == NULL) {
+            return GN_ERROR;
+        }
+        if (eol == p) {
+            break;
+        }
+        if (h->nheaders >= max) {
+            h->err = "too many header fields";
+            return GN_ERROR;
+        }
+        if (gn_http_parse_field(h, &hdrs[h->nheaders], p, eol) != GN_OK) {
+            return GN_ERROR;
+        }
+        h->nheaders++;
+    }
+
+    if (gn_http_process_fields(h, &f) != GN_OK
+        || gn_http_frame_te(h, &f) != GN_OK)
+    {
+        return GN_ERROR;
+    }
+
+    h->keepalive = h->version == GN_HTTP_VERSION_11
+                   ? !f.conn_close : f.conn_keepalive && !f.conn_close;
 
     return GN_OK;
 }
@@ -1008,15 +1099,14 @@ gn_http_list_next(u_char **pos, u_char *end, gn_str_t *elt)
  */
 
 static gn_int_t
-gn_http_process_fields(gn_http_head_t *h)
+gn_http_process_fields(gn_http_head_t *h, gn_http_frame_t *f)
 {
     gn_int_t          rc;
     gn_str_t         *slot;
     gn_uint_t         i, k;
-    gn_http_frame_t   f;
     gn_http_header_t *hd;
 
-    memset(&f, 0, sizeof(gn_http_frame_t));
+    memset(f, 0, sizeof(gn_http_frame_t));
 
     for (i = 0; i < h->nheaders; i++) {
         hd = &h->headers[i];
@@ -1027,7 +1117,7 @@ gn_http_process_fields(gn_http_head_t *h)
             }
 
             if (gn_http_fields[k].handler != NULL) {
-                rc = gn_http_fields[k].handler(h, &f, &hd->value);
+                rc = gn_http_fields[k].handler(h, f, &hd->value);
                 if (rc != GN_OK) {
                     return rc;
                 }
@@ -1043,13 +1133,15 @@ gn_http_process_fields(gn_http_head_t *h)
         }
     }
 
-    return gn_http_frame(h, &f);
+    return GN_OK;
 }
 
 
 static gn_int_t
 gn_http_frame(gn_http_head_t *h, gn_http_frame_t *f)
 {
+    gn_int_t  rc;
+
     if (h->version == GN_HTTP_VERSION_11 && f->hosts == 0) {
         h->err = "missing Host header";
         return 400;
@@ -1064,33 +1156,9 @@ gn_http_frame(gn_http_head_t *h, gn_http_frame_t *f)
 
     h->host = h->abs_host.len ? h->abs_host : f->host;
 
-    if (f->te) {
-        if (h->version == GN_HTTP_VERSION_10) {
-            h->err = "Transfer-Encoding in HTTP/1.0 request";
-            return 400;
-        }
-
-        if (h->content_length != -1) {
-            h->err = "both Content-Length and Transfer-Encoding";
-            return 400;
-        }
-
-        if (f->te_chunked > 1) {
-            h->err = "chunked applied more than once";
-            return 400;
-        }
-
-        if (!f->te_final_chunked) {
-            h->err = "final transfer coding is not chunked";
-            return 400;
-        }
-
-        if (f->te_other) {
-            h->err = "unsupported transfer coding";
-            return 501;
-        }
-
-        h->chunked = 1;
+    rc = gn_http_frame_te(h, f);
+    if (rc != GN_OK) {
+        return rc;
     }
 
     if (h->version == GN_HTTP_VERSION_11) {
@@ -1099,6 +1167,45 @@ gn_http_frame(gn_http_head_t *h, gn_http_frame_t *f)
     } else {
         h->keepalive = f->conn_keepalive && !f->conn_close;
     }
+
+    return GN_OK;
+}
+
+
+/* Transfer-Encoding, the same for requests and responses. */
+static gn_int_t
+gn_http_frame_te(gn_http_head_t *h, gn_http_frame_t *f)
+{
+    if (!f->te) {
+        return GN_OK;
+    }
+
+    if (h->version == GN_HTTP_VERSION_10) {
+        h->err = "Transfer-Encoding in HTTP/1.0";
+        return 400;
+    }
+
+    if (h->content_length != -1) {
+        h->err = "both Content-Length and Transfer-Encoding";
+        return 400;
+    }
+
+    if (f->te_chunked > 1) {
+        h->err = "chunked applied more than once";
+        return 400;
+    }
+
+    if (!f->te_final_chunked) {
+        h->err = "final transfer coding is not chunked";
+        return 400;
+    }
+
+    if (f->te_other) {
+        h->err = "unsupported transfer coding";
+        return 501;
+    }
+
+    h->chunked = 1;
 
     return GN_OK;
 }

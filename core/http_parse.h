@@ -65,6 +65,7 @@ typedef struct {
     gn_uint_t          has_query;       /* a '?' was present */
     gn_str_t           abs_host;        /* host[:port] of an absolute-form */
     gn_uint_t          version;         /* GN_HTTP_VERSION_10, _11, _20 */
+    gn_uint_t          status;          /* a response's (else 0) */
 
     /* header fields, in order; points into the head buffer */
     gn_http_header_t  *headers;
@@ -120,6 +121,21 @@ gn_int_t gn_http_parse_head_end(gn_http_scan_t *s, const u_char *buf,
  */
 gn_int_t gn_http_parse_head(gn_http_head_t *h, u_char *buf, size_t len,
     const gn_http_limits_t *lim, gn_http_header_t *hdrs, size_t max);
+
+/*
+ * An upstream's response head (RFC 9112 4), complete in buf[0..len) up
+ * to and including its empty line: the status line ("HTTP/1.x DDD
+ * [reason]", 100..599) and the fields, into h (status, version, headers
+ * in hdrs[0..max), content_length, chunked, keepalive). The fields are
+ * checked as a request's (no obs-fold, no whitespace before a colon, no
+ * invalid characters), and so is the framing, as a proxy must for the
+ * body to be framed as the upstream framed it: Content-Length invalid
+ * or repeated, Transfer-Encoding with Content-Length or in HTTP/1.0, a
+ * final coding other than chunked or chunked twice are errors. Bare LF
+ * line ends are refused. GN_OK, or GN_ERROR with h->err set.
+ */
+gn_int_t gn_http_parse_response(gn_http_head_t *h, u_char *buf, size_t len,
+    gn_http_header_t *hdrs, size_t max);
 
 /*
  * An HTTP/2 request (RFC 9113 8.3): its pseudo-header fields and the

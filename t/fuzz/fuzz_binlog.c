@@ -14,15 +14,8 @@
 
 #include "binlog.h"
 
-
-static void
-fz_check(int cond, const char *what)
-{
-    if (!cond) {
-        fprintf(stderr, "fuzz_binlog: invariant failed: %s\n", what);
-        abort();
-    }
-}
+#define FZ_NAME  "fuzz_binlog"
+#include "fz.h"
 
 
 static void

@@ -15,6 +15,9 @@
 
 #include "http_parse.h"
 
+#define FZ_NAME  "fuzz_chunked"
+#include "fz.h"
+
 
 typedef struct {
     gn_int_t    rc;
@@ -23,16 +26,6 @@ typedef struct {
     u_char     *out;
     off_t       total;
 } fz_result_t;
-
-
-static void
-fz_check(int cond, const char *what)
-{
-    if (!cond) {
-        fprintf(stderr, "fuzz_chunked: invariant failed: %s\n", what);
-        abort();
-    }
-}
 
 
 /* Decodes buf[0..len) fed as the pieces ending at cuts[0..ncuts). */

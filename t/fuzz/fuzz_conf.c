@@ -16,6 +16,9 @@
 
 #include "conf.h"
 
+#define FZ_NAME  "fuzz_conf"
+#include "fz.h"
+
 
 typedef struct {
     gn_str_t      path;
@@ -128,16 +131,6 @@ static const gn_conf_cmd_t  fz_http_cmds[] = {
 static const gn_conf_cmd_t  *fz_tables[] = {
     fz_main_cmds, fz_http_cmds, NULL
 };
-
-
-static void
-fz_check(int cond, const char *what)
-{
-    if (!cond) {
-        fprintf(stderr, "fuzz_conf: invariant failed: %s\n", what);
-        abort();
-    }
-}
 
 
 static void

@@ -16,18 +16,11 @@
 
 #include "auth_basic.h"
 
+#define FZ_NAME  "fuzz_htpasswd"
+#include "fz.h"
+
 
 #define FZ_FILE  "fuzz.htpasswd"
-
-
-static void
-fz_check(int cond, const char *what)
-{
-    if (!cond) {
-        fprintf(stderr, "fuzz_htpasswd: invariant failed: %s\n", what);
-        abort();
-    }
-}
 
 
 static void

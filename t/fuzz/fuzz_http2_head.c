@@ -14,31 +14,11 @@
 
 #include "http_parse.h"
 
+#define FZ_NAME  "fuzz_http2_head"
+#include "fz.h"
+
 
 #define FZ_MAX_HEADERS  64
-
-
-static void
-fz_check(int cond, const char *what)
-{
-    if (!cond) {
-        fprintf(stderr, "fuzz_http2_head: invariant failed: %s\n", what);
-        abort();
-    }
-}
-
-
-static void
-fz_check_str(const gn_str_t *s, const u_char *buf, size_t len,
-    const char *what)
-{
-    if (s->len == 0) {
-        return;
-    }
-
-    fz_check(s->data != NULL && s->data >= buf
-             && s->data + s->len <= buf + len, what);
-}
 
 
 /* The next NUL-terminated (or last) field of [*p, end). */

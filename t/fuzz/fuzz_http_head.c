@@ -16,6 +16,9 @@
 
 #include "http_parse.h"
 
+#define FZ_NAME  "fuzz_http_head"
+#include "fz.h"
+
 
 #define FZ_MAX_HEADERS  32
 
@@ -26,29 +29,6 @@ static const gn_http_limits_t  fz_limits[] = {
     { 0, 0, 0, 0 },                 /* no limits */
     { 16, 64, 2, 16 }
 };
-
-
-static void
-fz_check(int cond, const char *what)
-{
-    if (!cond) {
-        fprintf(stderr, "fuzz_http_head: invariant failed: %s\n", what);
-        abort();
-    }
-}
-
-
-static void
-fz_check_str(const gn_str_t *s, const u_char *buf, size_t len,
-    const char *what)
-{
-    if (s->len == 0) {
-        return;
-    }
-
-    fz_check(s->data != NULL && s->data >= buf
-             && s->data + s->len <= buf + len, what);
-}
 
 
 static gn_int_t

@@ -13,15 +13,8 @@
 
 #include "http_parse.h"
 
-
-static void
-fz_check(int cond, const char *what)
-{
-    if (!cond) {
-        fprintf(stderr, "fuzz_path: invariant failed: %s\n", what);
-        abort();
-    }
-}
+#define FZ_NAME  "fuzz_path"
+#include "fz.h"
 
 
 static void

@@ -13,16 +13,8 @@
 
 #include "proxy_protocol.h"
 
-
-static void
-fz_check(int cond, const char *what)
-{
-    if (!cond) {
-        fprintf(stderr, "fuzz_proxy_protocol: invariant failed: %s\n",
-                what);
-        abort();
-    }
-}
+#define FZ_NAME  "fuzz_proxy_protocol"
+#include "fz.h"
 
 
 int

@@ -14,15 +14,8 @@
 
 #include "regex.h"
 
-
-static void
-fz_check(int cond, const char *what)
-{
-    if (!cond) {
-        fprintf(stderr, "fuzz_regex: invariant failed: %s\n", what);
-        abort();
-    }
-}
+#define FZ_NAME  "fuzz_regex"
+#include "fz.h"
 
 
 int

@@ -24,6 +24,9 @@
 
 #include "tls_scache.h"
 
+#define FZ_NAME  "fuzz_scache"
+#include "fz.h"
+
 
 #define FZ_MAX_ENTRIES  8
 #define FZ_MAX_DATA     64
@@ -43,16 +46,6 @@ typedef struct {
     gn_uint_t   cap;
     size_t      data_max;
 } fz_model_t;
-
-
-static void
-fz_check(int cond, const char *what)
-{
-    if (!cond) {
-        fprintf(stderr, "fuzz_scache: invariant failed: %s\n", what);
-        abort();
-    }
-}
 
 
 static int

@@ -13,15 +13,8 @@
 
 #include "tls_hello.h"
 
-
-static void
-fz_check(int cond, const char *what)
-{
-    if (!cond) {
-        fprintf(stderr, "fuzz_tls_hello: invariant failed: %s\n", what);
-        abort();
-    }
-}
+#define FZ_NAME  "fuzz_tls_hello"
+#include "fz.h"
 
 
 static int

@@ -13,6 +13,7 @@ FUZZ_LIBS = $(GNUTLS_LIBS) $(PCRE2_LIBS) $(NGHTTP2_LIBS) $(LIBS) -lpthread
 FUZZ_PROGS = \
     %reldir%/fuzz_http_head \
     %reldir%/fuzz_http2_head \
+    %reldir%/fuzz_http_response \
     %reldir%/fuzz_chunked \
     %reldir%/fuzz_path \
     %reldir%/fuzz_conf \
@@ -24,6 +25,7 @@ FUZZ_PROGS = \
     %reldir%/fuzz_regex
 
 FUZZ_HDRS = $(wildcard $(top_srcdir)/core/*.h $(top_srcdir)/api/gannet/*.h) \
+    $(top_srcdir)/%reldir%/fz.h \
     $(top_builddir)/gn_auto_config.h
 FUZZ_HTTP_SRCS = $(top_srcdir)/core/http_parse.c $(top_srcdir)/core/str.c \
     $(top_srcdir)/core/pool.c
@@ -49,6 +51,12 @@ fuzz: $(FUZZ_PROGS)
 	@$(MKDIR_P) %reldir%
 	$(AM_V_CCLD)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ \
 	    $(top_srcdir)/%reldir%/fuzz_http2_head.c $(FUZZ_HTTP_SRCS)
+
+%reldir%/fuzz_http_response: $(top_srcdir)/%reldir%/fuzz_http_response.c \
+    $(FUZZ_HTTP_SRCS) $(FUZZ_HDRS)
+	@$(MKDIR_P) %reldir%
+	$(AM_V_CCLD)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ \
+	    $(top_srcdir)/%reldir%/fuzz_http_response.c $(FUZZ_HTTP_SRCS)
 
 %reldir%/fuzz_chunked: $(top_srcdir)/%reldir%/fuzz_chunked.c \
     $(FUZZ_HTTP_SRCS) $(FUZZ_HDRS)
@@ -112,8 +120,9 @@ fuzz: $(FUZZ_PROGS)
 .PHONY: fuzz
 
 CLEANFILES += $(FUZZ_PROGS)
-EXTRA_DIST += %reldir%/run.sh %reldir%/corpus \
+EXTRA_DIST += %reldir%/run.sh %reldir%/corpus %reldir%/fz.h \
     %reldir%/fuzz_http_head.c %reldir%/fuzz_http2_head.c \
+    %reldir%/fuzz_http_response.c \
     %reldir%/fuzz_chunked.c %reldir%/fuzz_path.c \
     %reldir%/fuzz_conf.c %reldir%/fuzz_htpasswd.c %reldir%/fuzz_binlog.c \
     %reldir%/fuzz_scache.c %reldir%/fuzz_regex.c %reldir%/fuzz_tls_hello.c \

@@ -1244,6 +1244,109 @@ test_normalize_path(void)
 }
 
 
+/* ---- upstream response heads ------------------------------------------ */
+
+typedef struct {
+    const char  *in;
+    gn_int_t     rc;
+    gn_uint_t    status;
+    off_t        clen;
+    gn_uint_t    chunked;
+    gn_uint_t    keepalive;
+    gn_uint_t    nheaders;
+} resp_case_t;
+
+static const resp_case_t  resp_cases[] = {
+    { "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n", GN_OK, 200, 5, 0, 1, 1 },
+    { "HTTP/1.1 204 No Content\r\n\r\n", GN_OK, 204, -1, 0, 1, 0 },
+    { "HTTP/1.1 404\r\n\r\n", GN_OK, 404, -1, 0, 1, 0 },
+    { "HTTP/1.1 200 \r\n\r\n", GN_OK, 200, -1, 0, 1, 0 },
+    { "HTTP/1.1 599 x\r\n\r\n", GN_OK, 599, -1, 0, 1, 0 },
+    { "HTTP/1.1 100 Continue\r\n\r\n", GN_OK, 100, -1, 0, 1, 0 },
+    { "HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n", GN_OK, 200, 0, 0, 0, 1 },
+    { "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\n\r\n",
+      GN_OK, 200, -1, 0, 1, 1 },
+    { "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n", GN_OK, 200, -1, 0, 0, 1 },
+    { "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nX-A: b\r\n\r\n",
+      GN_OK, 200, -1, 1, 1, 2 },
+    { "HTTP/1.1 200 OK\r\nX: \t tab\t\r\n\r\n", GN_OK, 200, -1, 0, 1, 1 },
+    /* errors: the proxy answers 502 */
+    { "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\n",
+      GN_ERROR, 0, 0, 0, 0, 0 },
+    { "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n", GN_ERROR, 0, 0, 0, 0, 0 },
+    { "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked"
+      "\r\n\r\n", GN_ERROR, 0, 0, 0, 0, 0 },
+    { "HTTP/1.0 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
+      GN_ERROR, 0, 0, 0, 0, 0 },
+    { "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n",
+      GN_ERROR, 0, 0, 0, 0, 0 },
+    { "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, chunked\r\n\r\n",
+      GN_ERROR, 0, 0, 0, 0, 0 },
+    { "HTTP/1.1 200 OK\r\nX: a\r\n b\r\n\r\n", GN_ERROR, 0, 0, 0, 0, 0 },
+    { "HTTP/1.1 200 OK\r\nX : a\r\n\r\n", GN_ERROR, 0, 0, 0, 0, 0 },
+    { "HTTP/1.1 200 OK\nX: a\n\n", GN_ERROR, 0, 0, 0, 0, 0 },
+    { "HTTP/1.1 200 O\x01K\r\n\r\n", GN_ERROR, 0, 0, 0, 0, 0 },
+    { "HTTP/1.1 20 OK\r\n\r\n", GN_ERROR, 0, 0, 0, 0, 0 },
+    { "HTTP/1.1 2000 OK\r\n\r\n", GN_ERROR, 0, 0, 0, 0, 0 },
+    { "HTTP/1.1 600 OK\r\n\r\n", GN_ERROR, 0, 0, 0, 0, 0 },
+    { "HTTP/1.1 099 OK\r\n\r\n", GN_ERROR, 0, 0, 0, 0, 0 },
+    { "HTTP/2.0 200 OK\r\n\r\n", GN_ERROR, 0, 0, 0, 0, 0 },
+    { "HTTP/1.1  200 OK\r\n\r\n", GN_ERROR, 0, 0, 0, 0, 0 },
+    { "ICY 200 OK\r\n\r\n", GN_ERROR, 0, 0, 0, 0, 0 },
+    { "HTTP/1.1 200 OK\r\nX: a\r\n", GN_ERROR, 0, 0, 0, 0, 0 },
+};
+
+
+static void
+test_response(void)
+{
+    const resp_case_t  *c;
+    gn_http_head_t      h;
+    gn_http_header_t    hdrs[4];
+    u_char              buf[256];
+    size_t              i, len;
+    gn_int_t            rc;
+
+    for (i = 0; i < gn_nelems(resp_cases); i++) {
+        c = &resp_cases[i];
+        len = strlen(c->in);
+        memcpy(buf, c->in, len);
+        rc = gn_http_parse_response(&h, buf, len, hdrs, gn_nelems(hdrs));
+        is_int(rc, c->rc, "response %zu: result (%s)", i,
+               rc == GN_OK ? "ok" : h.err);
+        if (rc != GN_OK || c->rc != GN_OK) {
+            ok(rc != GN_OK || h.err == NULL, "response %zu: no error text "
+               "on success", i);
+            continue;
+        }
+        is_int(h.status, c->status, "response %zu: status", i);
+        is_int(h.content_length, c->clen, "response %zu: length", i);
+        is_int(h.chunked, c->chunked, "response %zu: chunked", i);
+        is_int(h.keepalive, c->keepalive, "response %zu: keep-alive", i);
+        is_int(h.nheaders, c->nheaders, "response %zu: fields", i);
+    }
+
+    len = strlen("HTTP/1.1 200 OK\r\nA: 1\r\nB: 2\r\nC: 3\r\nD: 4\r\n"
+                 "E: 5\r\n\r\n");
+    memcpy(buf, "HTTP/1.1 200 OK\r\nA: 1\r\nB: 2\r\nC: 3\r\nD: 4\r\n"
+           "E: 5\r\n\r\n", len);
+    is_int(gn_http_parse_response(&h, buf, len, hdrs, gn_nelems(hdrs)),
+           GN_ERROR, "more fields than the caller has room for");
+
+    memcpy(buf, "HTTP/1.1 200 OK\r\nX: a\0b\r\n\r\n", 27);
+    is_int(gn_http_parse_response(&h, buf, 27, hdrs, gn_nelems(hdrs)),
+           GN_ERROR, "a NUL in a field's value");
+
+    len = strlen("HTTP/1.1 302 Found\r\nLocation: /x\r\n\r\n");
+    memcpy(buf, "HTTP/1.1 302 Found\r\nLocation: /x\r\n\r\n", len);
+    rc = gn_http_parse_response(&h, buf, len, hdrs, gn_nelems(hdrs));
+    ok(rc == GN_OK && h.nheaders == 1
+       && gn_str_eq(&hdrs[0].value, "/x"), "a field's value, in place");
+
+    diag("%zu response cases", gn_nelems(resp_cases));
+}
+
+
 int
 main(void)
 {
@@ -1268,6 +1371,7 @@ main(void)
     test_chunked_limits();
     test_host_name();
     test_normalize_path();
+    test_response();
 
     return done_testing();
 }
