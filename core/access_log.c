@@ -58,6 +58,12 @@ enum {
     GN_LV_REALIP_REMOTE_PORT,
     GN_LV_PROXY_PROTOCOL_ADDR,
     GN_LV_PROXY_PROTOCOL_PORT,
+    GN_LV_UPSTREAM_ADDR,           /* the order of gn_http_upstream_t */
+    GN_LV_UPSTREAM_STATUS,
+    GN_LV_UPSTREAM_RESPONSE_TIME,
+    GN_LV_UPSTREAM_CONNECT_TIME,
+    GN_LV_PROXY_HOST,
+    GN_LV_PROXY_ADD_X_FORWARDED_FOR,
     GN_LV_HTTP_HEADER              /* $http_<name>: op->text is the name */
 };
 
@@ -99,6 +105,13 @@ static const gn_conf_enum_t  gn_log_vars[] = {
     { gn_string("realip_remote_port"), GN_LV_REALIP_REMOTE_PORT },
     { gn_string("proxy_protocol_addr"), GN_LV_PROXY_PROTOCOL_ADDR },
     { gn_string("proxy_protocol_port"), GN_LV_PROXY_PROTOCOL_PORT },
+    { gn_string("upstream_addr"), GN_LV_UPSTREAM_ADDR },
+    { gn_string("upstream_status"), GN_LV_UPSTREAM_STATUS },
+    { gn_string("upstream_response_time"), GN_LV_UPSTREAM_RESPONSE_TIME },
+    { gn_string("upstream_connect_time"), GN_LV_UPSTREAM_CONNECT_TIME },
+    { gn_string("proxy_host"), GN_LV_PROXY_HOST },
+    { gn_string("proxy_add_x_forwarded_for"),
+      GN_LV_PROXY_ADD_X_FORWARDED_FOR },
     { gn_null_string, 0 }
 };
 
@@ -249,6 +262,16 @@ gn_access_log_compile(gn_pool_t *pool, gn_log_format_t *fmt,
     }
 
     return GN_OK;
+}
+
+
+gn_int_t
+gn_access_log_template(gn_pool_t *pool, gn_log_format_t *fmt,
+    const gn_str_t *s, char *err, size_t errlen)
+{
+    memset(fmt, 0, sizeof(gn_log_format_t));
+    fmt->escape = GN_BINLOG_ESC_VALUE;
+    return gn_access_log_compile(pool, fmt, s, 1, err, errlen);
 }
 
 
@@ -620,6 +643,28 @@ gn_access_log_header(gn_http_request_t *r, const gn_str_t *name)
 }
 
 
+/* $proxy_add_x_forwarded_for: the client's X-Forwarded-For with its
+ * address appended, or its address alone. */
+static size_t
+gn_access_log_xff(gn_http_request_t *r, u_char *p, gn_uint_t esc)
+{
+    static const gn_str_t  name = gn_string("x_forwarded_for");
+    gn_str_t              *xff, addr;
+    size_t                 n = 0;
+
+    xff = gn_access_log_header(r, &name);
+    addr = gn_http_peer_text(r);
+
+    if (xff != NULL && xff->len > 0) {
+        n = gn_binlog_escape(p, xff->data, xff->len, esc);
+        n += gn_binlog_escape(p ? p + n : NULL, (const u_char *) ", ", 2,
+                              esc);
+    }
+
+    return n + gn_binlog_escape(p ? p + n : NULL, addr.data, addr.len, esc);
+}
+
+
 static size_t
 gn_access_log_str(gn_http_request_t *r, gn_log_op_t *op, u_char *p,
     gn_uint_t esc)
@@ -647,6 +692,17 @@ gn_access_log_str(gn_http_request_t *r, gn_log_op_t *op, u_char *p,
             s = &v[0];
         }
         break;
+    case GN_LV_UPSTREAM_ADDR:
+    case GN_LV_UPSTREAM_STATUS:
+    case GN_LV_UPSTREAM_RESPONSE_TIME:
+    case GN_LV_UPSTREAM_CONNECT_TIME:
+    case GN_LV_PROXY_HOST:
+        if (r->upstream != NULL) {
+            s = &r->upstream->addr + (op->var - GN_LV_UPSTREAM_ADDR);
+        }
+        break;
+    case GN_LV_PROXY_ADD_X_FORWARDED_FOR:
+        return gn_access_log_xff(r, p, esc);
     case GN_LV_REQUEST:
         return gn_access_log_request_line(r, p, esc);
     case GN_LV_REQUEST_METHOD:
@@ -844,6 +900,22 @@ gn_access_log_op(gn_http_request_t *r, gn_log_op_t *op, u_char *p,
     if (p != NULL) {
         memcpy(p, num, n);
     }
+    return n;
+}
+
+
+size_t
+gn_access_log_render(gn_http_request_t *r, const gn_log_format_t *fmt,
+    u_char *p)
+{
+    gn_log_op_t  *op = fmt->ops.elts;
+    gn_uint_t     i;
+    size_t        n = 0;
+
+    for (i = 0; i < fmt->ops.nelts; i++) {
+        n += gn_access_log_op(r, &op[i], p ? p + n : NULL, fmt->escape);
+    }
+
     return n;
 }
 

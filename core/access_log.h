@@ -91,6 +91,15 @@ extern const gn_feature_t  gn_access_log_feature;
  * location. Child only. */
 void gn_access_log_request(struct gn_http_request_s *r);
 
+/* A value with the access log's variables ($name, ${name}) for another
+ * feature (proxy_set_header), compiled at load into fmt: GN_OK, or
+ * GN_ERROR with err set (an unknown variable). Its value for r, with
+ * nothing escaped: measured (p NULL) or copied to p; its length. */
+gn_int_t gn_access_log_template(gn_pool_t *pool, gn_log_format_t *fmt,
+    const gn_str_t *s, char *err, size_t errlen);
+size_t gn_access_log_render(struct gn_http_request_s *r,
+    const gn_log_format_t *fmt, u_char *p);
+
 /* Child only: writes every buffered line out (reopen, exit). */
 void gn_access_log_flush_all(void);
 

@@ -361,7 +361,7 @@ gn_binlog_escape(u_char *p, const u_char *s, size_t n, gn_uint_t mode)
     u_char             c;
 
     if (n == 0 || s == NULL) {
-        if (mode == GN_BINLOG_ESC_JSON) {
+        if (mode == GN_BINLOG_ESC_JSON || mode == GN_BINLOG_ESC_VALUE) {
             return 0;
         }
         if (p != NULL) {
@@ -370,7 +370,7 @@ gn_binlog_escape(u_char *p, const u_char *s, size_t n, gn_uint_t mode)
         return 1;
     }
 
-    if (mode == GN_BINLOG_ESC_NONE) {
+    if (mode == GN_BINLOG_ESC_NONE || mode == GN_BINLOG_ESC_VALUE) {
         if (p != NULL) {
             memcpy(p, s, n);
         }

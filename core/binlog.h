@@ -45,6 +45,8 @@ enum {
 #define GN_BINLOG_ESC_DEFAULT  0         /* " \ and non-printables: \xHH */
 #define GN_BINLOG_ESC_JSON     1         /* JSON string rules, \u00XX */
 #define GN_BINLOG_ESC_NONE     2
+#define GN_BINLOG_ESC_VALUE    3         /* as NONE, but empty is "", not
+                                            "-" (a header's value) */
 
 typedef struct {
     int64_t       sec;                   /* unix time */

@@ -133,6 +133,25 @@ gn_conf_parse(gn_conf_t *cf, const char *filename)
 
 
 gn_int_t
+gn_conf_parse_lines(gn_conf_t *cf, gn_conf_handler_pt handler, void *data)
+{
+    gn_conf_handler_pt   saved = cf->handler;
+    void                *saved_data = cf->handler_data;
+    gn_int_t             rc;
+
+    cf->handler = handler;
+    cf->handler_data = data;
+
+    rc = gn_conf_parse(cf, NULL);
+
+    cf->handler = saved;
+    cf->handler_data = saved_data;
+
+    return rc;
+}
+
+
+gn_int_t
 gn_conf_parse_string(gn_conf_t *cf, const char *name, const u_char *text,
     size_t len)
 {

@@ -172,6 +172,13 @@ gn_int_t gn_conf_init(gn_conf_t *cf, gn_pool_t *pool);
  * Returns GN_OK, or GN_ERROR with cf->err filled. */
 gn_int_t gn_conf_parse(gn_conf_t *cf, const char *filename);
 
+/* From a GN_CONF_BLOCK handler: parses its block, whose lines are not
+ * directives, giving each line (cf->args) to handler with data (`types
+ * { ... }`, `upstream NAME { ... }`). GN_OK, or GN_ERROR with cf->err
+ * filled. */
+gn_int_t gn_conf_parse_lines(gn_conf_t *cf, gn_conf_handler_pt handler,
+    void *data);
+
 /* Parses a configuration held in memory (tests, embedded defaults);
  * `name` is what error messages call the file. */
 gn_int_t gn_conf_parse_string(gn_conf_t *cf, const char *name,

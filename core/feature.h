@@ -46,6 +46,7 @@ typedef enum {
     GN_FEATURE_REWRITE,    /* rewrite, return */
     GN_FEATURE_ACCESS,     /* allow, deny, auth_basic, satisfy */
     GN_FEATURE_REALIP,     /* set_real_ip_from, real_ip_header */
+    GN_FEATURE_PROXY,      /* upstream, proxy_pass, proxy_* */
     GN_FEATURE_N
 } gn_feature_id_e;
 

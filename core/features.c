@@ -28,6 +28,7 @@
 #include "rewrite.h"
 #include "access.h"
 #include "realip.h"
+#include "proxy.h"
 
 
 const gn_feature_t *const  gn_features[GN_FEATURE_N] = {
@@ -44,4 +45,5 @@ const gn_feature_t *const  gn_features[GN_FEATURE_N] = {
     [GN_FEATURE_REWRITE]    = &gn_rewrite_feature,
     [GN_FEATURE_ACCESS]     = &gn_access_feature,
     [GN_FEATURE_REALIP]     = &gn_realip_feature,
+    [GN_FEATURE_PROXY]      = &gn_proxy_feature,
 };

@@ -1246,11 +1246,12 @@ gn_http_log_rejected(gn_conn_t *c, const u_char *data, size_t len,
 /* ---- the stream of an HTTP/1 request (gn_http_stream_t) ---------------- */
 
 /* A streamed response is chunked on HTTP/1.1; on HTTP/1.0 its body ends
- * where the connection does. */
+ * where the connection does; one of known length (r->stream_length) is
+ * sent as it is. */
 static void
 gn_http1_respond(gn_http_request_t *r)
 {
-    if (r->streaming) {
+    if (r->streaming && !r->stream_length) {
         r->chunked_out = (r->head.version >= GN_HTTP_VERSION_11);
         if (!r->chunked_out) {
             r->c->close = 1;
@@ -1278,7 +1279,7 @@ gn_http1_frame(gn_http_request_t *r, const u_char *data, size_t len)
     char  hex[24];
     int   n;
 
-    if (r->head.version < GN_HTTP_VERSION_11) {
+    if (r->head.version < GN_HTTP_VERSION_11 || r->stream_length) {
         return gn_http_sbuf_append(r, data, len);
     }
 
@@ -1297,7 +1298,7 @@ gn_http1_frame(gn_http_request_t *r, const u_char *data, size_t len)
 static gn_int_t
 gn_http1_frame_end(gn_http_request_t *r)
 {
-    if (r->head.version < GN_HTTP_VERSION_11) {
+    if (r->head.version < GN_HTTP_VERSION_11 || r->stream_length) {
         return GN_OK;
     }
 

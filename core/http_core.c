@@ -17,6 +17,7 @@
 #include "rewrite.h"
 #include "access.h"
 #include "realip.h"
+#include "proxy.h"
 #include "tls.h"
 #include "log.h"
 #include "access_log.h"
@@ -203,7 +204,10 @@ gn_http_core_run(gn_http_request_t *r, gn_uint_t misdirected)
         return gn_http_response_error(r, (gn_uint_t) rc);
     }
 
-    r->module = gn_module_handler_for(r->loc, &r->uri);
+    r->module = gn_proxy_handler_for(r->loc);
+    if (r->module == NULL) {
+        r->module = gn_module_handler_for(r->loc, &r->uri);
+    }
     if (r->module != NULL) {
         return GN_DONE;              /* gn_http_core_start runs the module */
     }

@@ -262,7 +262,9 @@ gn_http_module_head(gn_http_request_t *r)
     }
 
     if (r->streaming) {
-        r->content_length = -1;               /* the stream frames it */
+        if (!r->stream_length) {
+            r->content_length = -1;           /* the stream frames it */
+        }
         return;
     }
 

@@ -96,6 +96,7 @@ struct gn_http_request_s {
     struct sockaddr     *peer;
     gn_str_t             peer_text;
     gn_str_t             uri;            /* decoded, normalised path */
+    gn_uint_t            uri_changed;    /* ... by a rewrite */
     gn_msec_t            start_msec;
 
     /* request body: what is left to read or discard */
@@ -118,13 +119,18 @@ struct gn_http_request_s {
     gn_uint_t            accept_ranges;
     gn_uint_t            error_page_done;
 
-    /* a module's request (handler NAME) */
+    struct gn_http_upstream_s  *upstream;  /* proxied: what the log
+                                              says of it; else NULL */
+
+    /* a module's request (handler NAME), or the proxy's */
     void                *module;         /* gn_mod_t */
     gn_uint_t            in_module;      /* module code on the stack */
     gn_uint_t            pending;        /* handler returned GN_AGAIN */
     gn_uint_t            finished;       /* finish() called */
     gn_uint_t            error_status;   /* finish() with an error */
     gn_uint_t            streaming;      /* flush(): head sent, chunks */
+    gn_uint_t            stream_length;  /* ... of content_length bytes,
+                                            unframed (a proxied body) */
     gn_uint_t            chunked_out;    /* ... with chunked encoding */
     gn_uint_t            trailer_added;
     gn_uint_t            reading_body;   /* the stream reads it for body_cb */
@@ -155,6 +161,18 @@ struct gn_http_request_s {
     gn_uint_t            logged;
 };
 
+
+
+/* A proxied request's $upstream_* (proxy.c fills it, the access log
+ * reads it): one value per upstream tried, joined by ", " (nginx's
+ * form), and $proxy_host. */
+typedef struct gn_http_upstream_s {
+    gn_str_t             addr;           /* $upstream_addr */
+    gn_str_t             status;         /* $upstream_status */
+    gn_str_t             response_time;  /* $upstream_response_time */
+    gn_str_t             connect_time;   /* $upstream_connect_time */
+    gn_str_t             host;           /* $proxy_host */
+} gn_http_upstream_t;
 
 
 /* $host, as nginx's (the access log, rewrite): the name the request

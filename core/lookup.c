@@ -183,10 +183,7 @@ gn_lookup_type_line(gn_conf_t *cf, void *data)
 static char *
 gn_lookup_types(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
 {
-    gn_types_conf_t    *lc = conf;
-    gn_int_t            rc;
-    gn_conf_handler_pt  saved;
-    void               *saved_data;
+    gn_types_conf_t  *lc = conf;
 
     if (lc->types == NULL) {
         lc->types = gn_array_create(cf->pool, 64, sizeof(gn_mime_t));
@@ -195,17 +192,7 @@ gn_lookup_types(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
         }
     }
 
-    saved = cf->handler;
-    saved_data = cf->handler_data;
-    cf->handler = gn_lookup_type_line;
-    cf->handler_data = lc;
-
-    rc = gn_conf_parse(cf, NULL);
-
-    cf->handler = saved;
-    cf->handler_data = saved_data;
-
-    if (rc != GN_OK) {
+    if (gn_conf_parse_lines(cf, gn_lookup_type_line, lc) != GN_OK) {
         return GN_CONF_ERROR;
     }
 

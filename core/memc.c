@@ -63,7 +63,7 @@ struct gn_memc_op_s {
 
 typedef struct gn_memc_srv_s {
     gn_io_t               io;           /* first: events find us */
-    gn_memc_addr_t       *addr;
+    gn_upstream_addr_t       *addr;
     gn_memc_stats_t      *st;
     gn_timer_t            timer;        /* stall (or connect) limit */
     gn_memc_state_e       state;
@@ -89,64 +89,6 @@ typedef struct gn_memc_srv_s {
 static gn_memc_conf_t  *gn_memc_rt_conf;      /* the servers below are its */
 static gn_memc_srv_t   *gn_memc_rt;
 static gn_memc_op_t    *gn_memc_op_free;
-
-
-const char *
-gn_memc_addr_parse(gn_memc_addr_t *a, gn_str_t *text)
-{
-    struct addrinfo   hints, *res;
-    char              host[256], *port;
-    u_char           *p, *colon;
-    size_t            hlen;
-    int               rc;
-
-    p = text->data;
-    colon = NULL;
-    if (text->len > 0 && p[0] == '[') {
-        colon = memchr(p, ']', text->len);
-        if (colon == NULL || colon + 1 == p + text->len || colon[1] != ':') {
-            return "expected [IPv6]:PORT";
-        }
-        p++;
-        hlen = (size_t) (colon - p);
-        colon++;
-    } else {
-        colon = memrchr(p, ':', text->len);
-        if (colon == NULL) {
-            return "expected HOST:PORT";
-        }
-        hlen = (size_t) (colon - p);
-    }
-
-    if (hlen == 0 || hlen >= sizeof(host)
-        || colon + 1 == text->data + text->len)
-    {
-        return "expected HOST:PORT";
-    }
-    memcpy(host, p, hlen);
-    host[hlen] = '\0';
-    port = (char *) colon + 1;          /* the config string ends in '\0' */
-
-    rc = (int) strspn(port, "0123456789");
-    if (port[rc] != '\0' || rc > 5 || atoi(port) < 1 || atoi(port) > 65535) {
-        return "invalid port";
-    }
-
-    memset(&hints, 0, sizeof(hints));
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_NUMERICSERV;
-    rc = getaddrinfo(host, port, &hints, &res);
-    if (rc != 0) {
-        return gai_strerror(rc);
-    }
-    memcpy(&a->sa, res->ai_addr, res->ai_addrlen);
-    a->socklen = res->ai_addrlen;
-    freeaddrinfo(res);
-
-    a->name = *text;
-    return NULL;
-}
 
 
 static uint64_t

@@ -26,6 +26,7 @@
 #include <sys/socket.h>
 
 #include "chash.h"
+#include "upstream.h"
 
 
 #define GN_MEMC_STALL       1000        /* ms without an answer: down */
@@ -58,15 +59,9 @@ typedef struct {
     uint32_t    reserved;
 } gn_memc_stats_t;
 
-typedef struct {
-    gn_str_t                 name;      /* "host:port" as configured */
-    struct sockaddr_storage  sa;
-    socklen_t                socklen;
-} gn_memc_addr_t;
-
 /* What the configuration gives (master; children inherit it). */
 typedef struct {
-    gn_memc_addr_t     *servers;
+    gn_upstream_addr_t     *servers;
     gn_uint_t           nservers;
     gn_chash_t          ring;
     gn_memc_stats_t    *stats;          /* nservers, in a shared zone */
@@ -81,10 +76,6 @@ typedef struct gn_memc_op_s  gn_memc_op_t;
 typedef gn_int_t (*gn_memc_handler_pt)(void *data, gn_int_t rc,
     const u_char *val, size_t len);
 
-
-/* Parses "host:port" (a name is resolved now, its first address taken);
- * NULL, or an error text for the configuration. */
-const char *gn_memc_addr_parse(gn_memc_addr_t *a, gn_str_t *text);
 
 /* Asks the server that owns key for its value. NULL: not asked (down,
  * backing off, or too much queued; counted as skipped), the caller goes

@@ -649,6 +649,7 @@ gn_rw_run_level(gn_http_request_t *r, gn_array_t *ops, gn_regex_caps_t **caps,
         }
         r->uri.data = norm;
         r->uri.len = len;
+        r->uri_changed = 1;
         changed = 1;
 
         if (op[i].flag == GN_RW_FLAG_LAST) {

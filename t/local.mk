@@ -33,6 +33,7 @@ GN_UNIT_TESTS = \
     %reldir%/unit/test_http_cond \
     %reldir%/unit/test_tls_scache \
     %reldir%/unit/test_chash \
+    %reldir%/unit/test_upstream \
     %reldir%/unit/test_tls_hello \
     %reldir%/unit/test_file_cache \
     %reldir%/unit/test_regex \
@@ -86,6 +87,9 @@ check_PROGRAMS += $(GN_UNIT_TESTS)
 %canon_reldir%_unit_test_tls_scache_SOURCES = %reldir%/unit/test_tls_scache.c %reldir%/tap.c %reldir%/tap.h
 %canon_reldir%_unit_test_tls_scache_CFLAGS = $(GN_UNIT_CFLAGS)
 %canon_reldir%_unit_test_tls_scache_LDADD = $(GN_UNIT_LDADD)
+%canon_reldir%_unit_test_upstream_SOURCES = %reldir%/unit/test_upstream.c %reldir%/tap.c %reldir%/tap.h
+%canon_reldir%_unit_test_upstream_CFLAGS = $(GN_UNIT_CFLAGS)
+%canon_reldir%_unit_test_upstream_LDADD = $(GN_UNIT_LDADD)
 %canon_reldir%_unit_test_chash_SOURCES = %reldir%/unit/test_chash.c %reldir%/tap.c %reldir%/tap.h
 %canon_reldir%_unit_test_chash_CFLAGS = $(GN_UNIT_CFLAGS)
 %canon_reldir%_unit_test_chash_LDADD = $(GN_UNIT_LDADD)
@@ -206,7 +210,8 @@ GN_INTEG_TESTS = \
     %reldir%/integ/96-tls-memcached.t \
     %reldir%/integ/97-tls-ticket-keys.t \
     %reldir%/integ/98-tls-key-status.t \
-    %reldir%/integ/99-real-ip.t
+    %reldir%/integ/99-real-ip.t \
+    %reldir%/integ/100-proxy.t
 
 # Test certificates (a CA, ECDSA and RSA server certificates), made at
 # `make check` time: no private key is committed.
@@ -225,7 +230,8 @@ GN_ABI_TESTS = %reldir%/abi-check.sh
 
 TESTS += $(GN_UNIT_TESTS) $(GN_INTEG_TESTS) $(GN_ABI_TESTS)
 EXTRA_DIST += $(GN_INTEG_TESTS) %reldir%/lib/GnTest.pm %reldir%/lib/GnTLS.pm \
-    %reldir%/lib/GnLoad.pm %reldir%/lib/GnMemc.pm \
+    %reldir%/lib/GnLoad.pm %reldir%/lib/GnMemc.pm %reldir%/lib/GnBackend.pm \
+    %reldir%/lib/backend.py \
     %reldir%/lib/tlsraw.py %reldir%/lib/h2raw.py \
     %reldir%/README.md %reldir%/valgrind.supp \
     %reldir%/mkcerts.sh %reldir%/include-graph.pl

@@ -226,6 +226,47 @@ my @bad_lines = (
     [ 'real-ip-location', 0,
       [ 'location / { real_ip_from 10.0.0.0/8; }' ],
       '"real_ip_from" directive is not allowed here', 5 ],
+    # the proxy (issue 22)
+    [ 'proxy-https', 0, [ 'location / { proxy_pass https://127.0.0.1:1; }' ],
+      '"proxy_pass" to an https:// URL is not supported yet', 5 ],
+    [ 'proxy-url', 0, [ 'location / { proxy_pass 127.0.0.1:1; }' ],
+      'invalid URL "127.0.0.1:1" in "proxy_pass", expected '
+      . 'http://HOST[:PORT][/URI]', 5 ],
+    [ 'proxy-regex-uri', 0,
+      [ 'location ~ \.php$ { proxy_pass http://127.0.0.1:1/x; }' ],
+      '"proxy_pass" cannot have a URI part in a location given by a '
+      . 'regular expression', 5 ],
+    [ 'proxy-unknown-host', 0,
+      [ 'location / { proxy_pass http://no-such-host.invalid; }' ],
+      'no upstream "no-such-host.invalid", and the host '
+      . '"no-such-host.invalid:80" cannot be resolved', 5 ],
+    [ 'proxy-server-level', 0, [ 'proxy_pass http://127.0.0.1:1;' ],
+      '"proxy_pass" directive is not allowed here', 5 ],
+    [ 'proxy-port', 0, [ 'location / { proxy_pass http://127.0.0.1:99999; }' ],
+      'invalid upstream "127.0.0.1:99999": invalid port', 5 ],
+    [ 'proxy-next', 0, [ 'proxy_next_upstream error sometimes;' ],
+      'invalid value "sometimes" in "proxy_next_upstream", expected error, '
+      . 'timeout, invalid_header, http_502, http_503, http_504 or off', 5 ],
+    [ 'proxy-header-name', 0, [ 'proxy_set_header "X Y" 1;' ],
+      'invalid header name "X Y" in "proxy_set_header"', 5 ],
+    [ 'proxy-header-var', 0, [ 'proxy_set_header X $nosuch;' ],
+      'unknown variable "$nosuch" in "proxy_set_header"', 5 ],
+    [ 'upstream-empty', 1, [ 'upstream a { }' ],
+      'no servers in upstream "a"', 3 ],
+    [ 'upstream-dup', 1, [ 'upstream a { server 127.0.0.1:1; }',
+                           'upstream a { server 127.0.0.1:2; }' ],
+      'duplicate upstream "a"', 4 ],
+    [ 'upstream-weight', 1, [ 'upstream a { server 127.0.0.1:1 weight=0; }' ],
+      'invalid parameter "weight=0" of an upstream server, expected '
+      . 'weight=N, max_fails=N, fail_timeout=TIME, backup or down', 3 ],
+    [ 'upstream-keepalive', 1,
+      [ 'upstream a { server 127.0.0.1:1; keepalive 0; }' ],
+      'invalid value "0" of "keepalive" in an upstream block, expected a '
+      . 'number, 1 or more', 3 ],
+    [ 'upstream-unknown', 1, [ 'upstream a { server 127.0.0.1:1; sticky; }' ],
+      'unknown or malformed directive "sticky" in an upstream block, '
+      . 'expected server, least_conn, keepalive, keepalive_requests or '
+      . 'keepalive_timeout', 3 ],
     [ 'log-var', 1, [ q<log_format f '$nosuch';> ],
       'unknown variable "$nosuch" in "log_format" directive', 3 ],
     [ 'log-brace', 1, [ q<log_format f '${uri';> ],

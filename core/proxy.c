@@ -1,0 +1,1572 @@
+/*
+ * The reverse proxy (proxy.h).
+ *
+ * A request's way through it: the body, if any, is read whole; the
+ * request head is built (nginx's URI rules, the client's fields less the
+ * hop-by-hop ones, proxy_set_header's); a server is picked and a pooled
+ * connection to it taken or a new one connected; the request is sent;
+ * the response head is read (up to proxy_buffer_size) and checked
+ * (http_parse.c), then its body relayed as it comes: by its
+ * Content-Length (passed on as such), chunked (decoded, framed again for
+ * the client) or up to the upstream's close. A response read whole on a
+ * connection the upstream keeps goes back to the pool.
+ *
+ * What fails before the response head: the next server when
+ * proxy_next_upstream says so and the request may be sent again (never
+ * a non-idempotent one whose bytes reached an upstream), else 502 (504
+ * for a timeout). A pooled connection the upstream had closed (nothing
+ * read from it) is retried once on a new connection to the same server
+ * for idempotent requests, as no failure of the server. What fails once
+ * the response began cuts it: the client's connection is closed, never
+ * a complete-looking response with bytes missing.
+ */
+
+#include "gn_config.h"
+
+#include <sys/socket.h>
+
+#include "proxy.h"
+#include "http_module.h"
+#include "module.h"
+#include "str.h"
+
+
+#define GN_PROXY_MAX_HEADERS  100
+
+typedef enum {
+    GN_PROXY_CONNECTING = 0,
+    GN_PROXY_SENDING,
+    GN_PROXY_HEAD,
+    GN_PROXY_BODY
+} gn_proxy_state_e;
+
+/* How a response body ends. */
+typedef enum {
+    GN_PROXY_BODY_NONE = 0,
+    GN_PROXY_BODY_LENGTH,
+    GN_PROXY_BODY_CHUNKED,
+    GN_PROXY_BODY_CLOSE
+} gn_proxy_framing_e;
+
+typedef struct {
+    gn_http_request_t   *r;
+    gn_proxy_conf_t     *pc;
+    gn_upstream_conn_t  *uc;
+    gn_uint_t            server;         /* uc's, for the log */
+    gn_proxy_state_e     state;
+    gn_timer_t           timer;          /* connect, send or read limit */
+    u_char               tried[256];
+    gn_uint_t            tries;
+    gn_uint_t            retried_stale;  /* the one retry of a pooled */
+    gn_uint_t            sent_any;       /* request bytes reached one */
+
+    u_char              *body;           /* the request body, malloc()ed */
+    size_t               body_len;
+    size_t               body_cap;
+    u_char              *req;            /* head + body to send */
+    size_t               req_len;
+    size_t               sent;
+
+    u_char              *buf;            /* the response as read */
+    size_t               buf_cap;
+    size_t               buf_size;       /* in use: the head's limit,
+                                            then buf_cap */
+    size_t               buf_len;
+    size_t               scanned;        /* for the end of the head */
+    gn_proxy_framing_e   framing;
+    off_t                left;           /* GN_PROXY_BODY_LENGTH */
+    gn_http_chunked_t    chunked;
+    gn_uint_t            keep;           /* the upstream keeps it open */
+    gn_uint_t            paused;         /* the client has enough */
+
+    gn_msec_t            started;        /* this attempt's */
+    gn_msec_t            connected;      /* ... 0: not yet */
+    gn_uint_t            status;         /* ... upstream's, 0: none */
+    gn_uint_t            last_status;    /* the last failed try's */
+    gn_http_upstream_t   log;
+} gn_proxy_ctx_t;
+
+
+static int gn_proxy_handler(const gn_api_t *api, gn_request_t *rq);
+static void gn_proxy_connect(gn_proxy_ctx_t *ctx);
+static void gn_proxy_read(gn_proxy_ctx_t *ctx);
+
+static const gn_module_t  gn_proxy_desc = {
+    .name = "proxy", .handler = gn_proxy_handler
+};
+
+static gn_mod_t  gn_proxy_mod = { .desc = &gn_proxy_desc };
+
+
+void *
+gn_proxy_handler_for(gn_loc_conf_t *lc)
+{
+    return gn_proxy_conf(lc)->group != NULL ? &gn_proxy_mod : NULL;
+}
+
+
+/* ---- the log's values --------------------------------------------------- */
+
+/* Appends ", text" (or text) to f, in r's pool. */
+static void
+gn_proxy_log_add(gn_http_request_t *r, gn_str_t *f, const char *text,
+    size_t len)
+{
+    u_char  *p;
+
+    p = gn_pnalloc(r->pool, f->len + 2 + len);
+    if (p == NULL) {
+        return;
+    }
+    if (f->len > 0) {
+        memcpy(p, f->data, f->len);
+        memcpy(p + f->len, ", ", 2);
+    }
+    memcpy(p + (f->len > 0 ? f->len + 2 : 0), text, len);
+    f->len += (f->len > 0 ? 2 : 0) + len;
+    f->data = p;
+}
+
+
+static void
+gn_proxy_log_time(gn_http_request_t *r, gn_str_t *f, gn_msec_t ms)
+{
+    char  num[32];
+    int   n;
+
+    n = snprintf(num, sizeof(num), "%llu.%03llu",
+                 (unsigned long long) ms / 1000,
+                 (unsigned long long) ms % 1000);
+    gn_proxy_log_add(r, f, num, (size_t) n);
+}
+
+
+/* The end of an attempt: its server, status and times to the log. */
+static void
+gn_proxy_log_attempt(gn_proxy_ctx_t *ctx, gn_uint_t status)
+{
+    gn_http_request_t     *r = ctx->r;
+    gn_upstream_server_t  *s = ctx->pc->group->servers.elts;
+    char                   num[8];
+
+    gn_proxy_log_add(r, &ctx->log.addr, (const char *) s[ctx->server].addr
+                     .name.data, s[ctx->server].addr.name.len);
+    snprintf(num, sizeof(num), "%03u", (unsigned) status % 1000);
+    gn_proxy_log_add(r, &ctx->log.status, num, 3);
+    gn_proxy_log_time(r, &ctx->log.response_time,
+                      gn_current_msec - ctx->started);
+    if (ctx->connected) {
+        gn_proxy_log_time(r, &ctx->log.connect_time,
+                          ctx->connected - ctx->started);
+    } else {
+        gn_proxy_log_add(r, &ctx->log.connect_time, "-", 1);
+    }
+}
+
+
+/* ---- the request to the upstream ---------------------------------------- */
+
+static gn_uint_t
+gn_proxy_hop_by_hop(const gn_str_t *name)
+{
+    static const gn_str_t  hop[] = {
+        gn_string("Connection"), gn_string("Keep-Alive"),
+        gn_string("Proxy-Connection"), gn_string("TE"),
+        gn_string("Trailer"), gn_string("Transfer-Encoding"),
+        gn_string("Upgrade")
+    };
+    gn_uint_t              i;
+
+    for (i = 0; i < gn_nelems(hop); i++) {
+        if (gn_str_casecmp(name, &hop[i]) == 0) {
+            return 1;
+        }
+    }
+
+    return 0;
+}
+
+
+/* Is name one of the tokens of the Connection fields of h (RFC 9110
+ * 7.6.1: they name more hop-by-hop fields)? */
+static gn_uint_t
+gn_proxy_conn_listed(const gn_http_head_t *h, const gn_str_t *name)
+{
+    gn_uint_t   i;
+    u_char     *p, *end, *start;
+    gn_str_t    tok;
+
+    for (i = 0; i < h->nheaders; i++) {
+        if (!gn_str_caseeq(&h->headers[i].name, "Connection")) {
+            continue;
+        }
+        p = h->headers[i].value.data;
+        end = p + h->headers[i].value.len;
+        while (p < end) {
+            while (p < end && (*p == ' ' || *p == '\t' || *p == ',')) {
+                p++;
+            }
+            start = p;
+            while (p < end && *p != ',' && *p != ' ' && *p != '\t') {
+                p++;
+            }
+            tok.data = start;
+            tok.len = (size_t) (p - start);
+            if (tok.len > 0 && gn_str_casecmp(&tok, name) == 0) {
+                return 1;
+            }
+        }
+    }
+
+    return 0;
+}
+
+
+/* Does the client's field go to the upstream? */
+static gn_uint_t
+gn_proxy_pass_field(gn_http_request_t *r, gn_array_t *set,
+    const gn_http_header_t *hd)
+{
+    gn_proxy_header_t  *ph;
+    gn_uint_t           i;
+
+    if (gn_proxy_hop_by_hop(&hd->name)
+        || gn_str_caseeq(&hd->name, "Host")
+        || gn_str_caseeq(&hd->name, "Content-Length")
+        || gn_str_caseeq(&hd->name, "Expect")
+        || gn_proxy_conn_listed(&r->head, &hd->name))
+    {
+        return 0;
+    }
+
+    ph = set != NULL ? set->elts : NULL;
+    for (i = 0; set != NULL && i < set->nelts; i++) {
+        if (gn_str_casecmp(&hd->name, &ph[i].name) == 0) {
+            return 0;                       /* proxy_set_header's instead */
+        }
+    }
+
+    return 1;
+}
+
+
+/* A byte a path sent on must carry %-escaped (nginx's NGX_ESCAPE_URI,
+ * near enough: controls, space, non-ASCII, and what would end or
+ * change the path). */
+static gn_uint_t
+gn_proxy_escape_char(u_char c)
+{
+    return c <= 0x20 || c >= 0x7f || strchr("\"#%<>?\\^`{|}", c) != NULL;
+}
+
+
+/* Copies (p non-NULL) or measures the path s, escaped. */
+static size_t
+gn_proxy_escape(u_char *p, const u_char *s, size_t n)
+{
+    static const char  hex[] = "0123456789ABCDEF";
+    size_t             i, len = 0;
+
+    for (i = 0; i < n; i++) {
+        if (!gn_proxy_escape_char(s[i])) {
+            if (p != NULL) {
+                p[len] = s[i];
+            }
+            len++;
+            continue;
+        }
+        if (p != NULL) {
+            p[len] = '%';
+            p[len + 1] = (u_char) hex[s[i] >> 4];
+            p[len + 2] = (u_char) hex[s[i] & 0xf];
+        }
+        len += 3;
+    }
+
+    return len;
+}
+
+
+/*
+ * The request target (nginx's rules): proxy_pass without a URI part
+ * sends the client's as it came (or, after a rewrite changed it, the
+ * new URI, escaped); with one, the part of the URI the location's
+ * prefix matched is replaced by it (after a rewrite: the new URI
+ * whole). The query goes on as it is.
+ */
+static size_t
+gn_proxy_target(gn_http_request_t *r, gn_proxy_conf_t *pc, u_char *p)
+{
+    gn_http_head_t  *h = &r->head;
+    gn_loc_conf_t   *lc = r->loc;
+    size_t           len = 0, skip = 0;
+
+    if (!pc->has_uri && !r->uri_changed) {
+        if (p != NULL) {
+            memcpy(p, h->path.data, h->path.len);
+        }
+        len = h->path.len;
+
+    } else {
+        if (pc->has_uri && !r->uri_changed) {
+            if (p != NULL) {
+                memcpy(p, pc->uri.data, pc->uri.len);
+            }
+            len = pc->uri.len;
+            skip = gn_min(lc->name.len, r->uri.len);
+        }
+        len += gn_proxy_escape(p ? p + len : NULL, r->uri.data + skip,
+                               r->uri.len - skip);
+    }
+
+    if (h->has_query && h->query.len > 0) {
+        if (p != NULL) {
+            p[len] = '?';
+            memcpy(p + len + 1, h->query.data, h->query.len);
+        }
+        len += 1 + h->query.len;
+    }
+
+    return len;
+}
+
+
+/* Copies (p non-NULL) or measures the head of the request to send. */
+static size_t
+gn_proxy_head(gn_proxy_ctx_t *ctx, u_char *p)
+{
+    gn_http_request_t  *r = ctx->r;
+    gn_proxy_conf_t    *pc = ctx->pc;
+    gn_proxy_header_t  *ph;
+    gn_http_header_t   *hd;
+    gn_uint_t           i;
+    size_t              len, n;
+    char                num[32];
+
+#define gn_proxy_put(s, l)                                                   \
+    do {                                                                     \
+        if (p != NULL) {                                                     \
+            memcpy(p + len, (s), (l));                                       \
+        }                                                                    \
+        len += (l);                                                          \
+    } while (0)
+
+    len = 0;
+    gn_proxy_put(r->head.method_name.data, r->head.method_name.len);
+    gn_proxy_put(" ", 1);
+    len += gn_proxy_target(r, pc, p ? p + len : NULL);
+    gn_proxy_put(" HTTP/1.1\r\n", 11);
+
+    if (pc->group->keepalive == 0) {
+        gn_proxy_put("Connection: close\r\n", 19);
+    }
+
+    if (r->has_body || (r->head.method & (GN_HTTP_POST | GN_HTTP_PUT
+                                           | GN_HTTP_PATCH)))
+    {
+        n = (size_t) snprintf(num, sizeof(num), "Content-Length: %zu\r\n",
+                              ctx->body_len);
+        gn_proxy_put(num, n);
+    }
+
+    ph = pc->headers->elts;
+    for (i = 0; i < pc->headers->nelts; i++) {
+        n = gn_access_log_render(r, &ph[i].value, NULL);
+        if (n == 0) {
+            continue;                     /* an empty value: not sent */
+        }
+        gn_proxy_put(ph[i].name.data, ph[i].name.len);
+        gn_proxy_put(": ", 2);
+        len += gn_access_log_render(r, &ph[i].value, p ? p + len : NULL);
+        gn_proxy_put("\r\n", 2);
+    }
+
+    hd = r->head.headers;
+    for (i = 0; pc->pass_request_headers && i < r->head.nheaders; i++) {
+        if (!gn_proxy_pass_field(r, pc->headers, &hd[i])) {
+            continue;
+        }
+        gn_proxy_put(hd[i].name.data, hd[i].name.len);
+        gn_proxy_put(": ", 2);
+        gn_proxy_put(hd[i].value.data, hd[i].value.len);
+        gn_proxy_put("\r\n", 2);
+    }
+
+    gn_proxy_put("\r\n", 2);
+
+#undef gn_proxy_put
+
+    return len;
+}
+
+
+/* The whole request to send, once: head and body. */
+static gn_int_t
+gn_proxy_build(gn_proxy_ctx_t *ctx)
+{
+    size_t   len;
+    u_char  *p;
+
+    len = gn_proxy_head(ctx, NULL);
+    p = gn_pnalloc(ctx->r->pool, len + ctx->body_len);
+    if (p == NULL) {
+        return GN_ERROR;
+    }
+
+    (void) gn_proxy_head(ctx, p);
+    if (ctx->body_len > 0) {
+        memcpy(p + len, ctx->body, ctx->body_len);
+    }
+
+    ctx->req = p;
+    ctx->req_len = len + ctx->body_len;
+    return GN_OK;
+}
+
+
+/* ---- attempts ----------------------------------------------------------- */
+
+static gn_uint_t
+gn_proxy_idempotent(gn_http_request_t *r)
+{
+    return (r->head.method & (GN_HTTP_POST | GN_HTTP_PATCH
+                              | GN_HTTP_UNKNOWN)) == 0;
+}
+
+
+static void
+gn_proxy_release(gn_proxy_ctx_t *ctx, gn_uint_t failed, gn_uint_t keep)
+{
+    gn_upstream_conn_t  *uc = ctx->uc;
+
+    gn_timer_del(&ctx->timer);
+    if (uc == NULL) {
+        return;
+    }
+    ctx->uc = NULL;
+
+    gn_upstream_done(uc, failed);
+    if (keep) {
+        uc->requests++;
+        gn_upstream_keep(uc);
+    } else {
+        gn_upstream_close(uc);
+    }
+}
+
+
+static void
+gn_proxy_cleanup(void *data)
+{
+    gn_proxy_ctx_t  *ctx = data;
+
+    gn_proxy_release(ctx, 0, 0);
+    free(ctx->body);
+    ctx->body = NULL;
+}
+
+
+/*
+ * An attempt failed before the response head was taken: `next` is the
+ * proxy_next_upstream condition it meets, status what the client gets
+ * if no other server is tried (502, 504). The upstream's connection is
+ * closed.
+ */
+static void
+gn_proxy_fail(gn_proxy_ctx_t *ctx, gn_uint_t next, gn_uint_t status,
+    gn_uint_t server_failed)
+{
+    gn_proxy_conf_t  *pc = ctx->pc;
+    gn_uint_t         stale;
+
+    stale = ctx->uc != NULL && ctx->uc->reused && ctx->buf_len == 0
+            && next == GN_PROXY_NEXT_ERROR && !ctx->retried_stale
+            && gn_proxy_idempotent(ctx->r);
+
+    gn_proxy_log_attempt(ctx, status);
+    gn_proxy_release(ctx, server_failed && !stale, 0);
+    ctx->last_status = status;
+    ctx->buf_len = ctx->scanned = 0;
+
+    if (stale) {
+        /* the upstream closed its pooled connection as we reused it */
+        ctx->retried_stale = 1;
+        ctx->tried[ctx->server] = 0;
+        ctx->tries--;
+        gn_proxy_connect(ctx);
+        return;
+    }
+
+    if ((pc->next_upstream & next)
+        && (pc->next_upstream_tries == 0
+            || ctx->tries < (gn_uint_t) pc->next_upstream_tries)
+        && (!ctx->sent_any || gn_proxy_idempotent(ctx->r)))
+    {
+        gn_proxy_connect(ctx);
+        return;
+    }
+
+    (void) gn_http_module_finish(ctx->r, (int) status);
+}
+
+
+/* The response began and cannot be completed: the client's is cut. */
+static void
+gn_proxy_cut(gn_proxy_ctx_t *ctx, const char *why)
+{
+    gn_upstream_server_t  *s = ctx->pc->group->servers.elts;
+
+    gn_log_error(GN_LOG_ERR, &ctx->r->c->log, 0, "%s while reading the "
+                 "response from upstream %.*s", why,
+                 GN_STR_ARG(&s[ctx->server].addr.name));
+    gn_proxy_log_attempt(ctx, ctx->status);
+    gn_proxy_release(ctx, 0, 0);
+    (void) gn_http_module_finish(ctx->r, 502);
+}
+
+
+static void
+gn_proxy_log_upstream(gn_proxy_ctx_t *ctx, gn_uint_t level, int err,
+    const char *what)
+{
+    gn_upstream_server_t  *s = ctx->pc->group->servers.elts;
+
+    gn_log_error(level, &ctx->r->c->log, err, "%s, upstream: %.*s", what,
+                 GN_STR_ARG(&s[ctx->server].addr.name));
+}
+
+
+static void
+gn_proxy_send(gn_proxy_ctx_t *ctx)
+{
+    ssize_t  n;
+
+    while (ctx->sent < ctx->req_len) {
+        n = send(ctx->uc->io.fd, ctx->req + ctx->sent,
+                 ctx->req_len - ctx->sent, MSG_NOSIGNAL);
+        if (n > 0) {
+            ctx->sent += (size_t) n;
+            ctx->sent_any = 1;
+            continue;
+        }
+        if (n == -1 && errno == EINTR) {
+            continue;
+        }
+        if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            gn_timer_set(&ctx->timer, ctx->pc->send_timeout);
+            return;
+        }
+        if (!ctx->uc->reused || ctx->retried_stale) {
+            gn_proxy_log_upstream(ctx, GN_LOG_ERR, errno, "send() failed "
+                                  "while sending the request");
+        }
+        gn_proxy_fail(ctx, GN_PROXY_NEXT_ERROR, 502, 1);
+        return;
+    }
+
+    ctx->state = GN_PROXY_HEAD;
+    gn_timer_set(&ctx->timer, ctx->pc->read_timeout);
+    gn_proxy_read(ctx);
+}
+
+
+static void
+gn_proxy_event(gn_upstream_conn_t *uc, uint32_t events)
+{
+    gn_proxy_ctx_t     *ctx = uc->data;
+    gn_http_request_t  *r = ctx->r;
+    int                 err;
+
+    gn_http_module_enter(r);
+
+    switch (ctx->state) {
+
+    case GN_PROXY_CONNECTING:
+        if (!(events & (GN_EV_OUT | GN_EV_ERR))) {
+            break;
+        }
+        err = gn_upstream_connect_error(uc);
+        if (err != 0) {
+            gn_proxy_log_upstream(ctx, GN_LOG_ERR, err, "connect() failed "
+                                  "while connecting to upstream");
+            gn_proxy_fail(ctx, GN_PROXY_NEXT_ERROR, 502, 1);
+            break;
+        }
+        uc->connected = 1;
+        ctx->connected = gn_current_msec;
+        ctx->state = GN_PROXY_SENDING;
+        gn_proxy_send(ctx);
+        break;
+
+    case GN_PROXY_SENDING:
+        gn_proxy_send(ctx);
+        break;
+
+    default:
+        gn_proxy_read(ctx);
+        break;
+    }
+
+    gn_http_module_leave(r);             /* may end the request */
+}
+
+
+static void
+gn_proxy_timeout(gn_timer_t *t)
+{
+    gn_proxy_ctx_t     *ctx = t->data;
+    gn_http_request_t  *r = ctx->r;
+
+    gn_http_module_enter(r);
+
+    if (ctx->state == GN_PROXY_BODY) {
+        gn_proxy_cut(ctx, "upstream timed out");
+
+    } else {
+        gn_proxy_log_upstream(ctx, GN_LOG_ERR, ETIMEDOUT,
+                              ctx->state == GN_PROXY_CONNECTING
+                              ? "upstream timed out while connecting"
+                              : ctx->state == GN_PROXY_SENDING
+                              ? "upstream timed out while sending the request"
+                              : "upstream timed out while reading the "
+                                "response head");
+        gn_proxy_fail(ctx, GN_PROXY_NEXT_TIMEOUT, 504, 1);
+    }
+
+    gn_http_module_leave(r);
+}
+
+
+static void
+gn_proxy_connect(gn_proxy_ctx_t *ctx)
+{
+    gn_upstream_conn_t  *uc;
+    const char          *err;
+    gn_uint_t            picked;
+
+    ctx->tries++;
+    ctx->started = gn_current_msec;
+    ctx->connected = 0;
+    ctx->status = 0;
+    ctx->sent = 0;
+
+    uc = gn_upstream_get(ctx->pc->group, ctx->tried, ctx->retried_stale,
+                         gn_proxy_event, ctx, &picked, &err);
+    if (uc == NULL) {
+        if (picked == (gn_uint_t) -1) {
+            gn_log_error(GN_LOG_ERR, &ctx->r->c->log, 0, "no live upstreams "
+                         "in \"%.*s\"", GN_STR_ARG(&ctx->pc->group->name));
+            /* after a failed try: what that try failed with (504) */
+            (void) gn_http_module_finish(ctx->r, ctx->last_status
+                                                 ? (int) ctx->last_status
+                                                 : 502);
+            return;
+        }
+        ctx->server = picked;
+        gn_proxy_log_upstream(ctx, GN_LOG_ERR, errno, err);
+        gn_proxy_fail(ctx, GN_PROXY_NEXT_ERROR, 502, 0);
+        return;
+    }
+
+    ctx->uc = uc;
+    ctx->server = uc->server;
+
+    if (uc->reused) {
+        ctx->connected = gn_current_msec;
+        ctx->state = GN_PROXY_SENDING;
+        gn_proxy_send(ctx);
+        return;
+    }
+
+    ctx->state = GN_PROXY_CONNECTING;
+    gn_timer_set(&ctx->timer, ctx->pc->connect_timeout);
+}
+
+
+/* ---- the response ------------------------------------------------------- */
+
+/* proxy_redirect default: a Location into the proxied URL is made one
+ * into the location. */
+static gn_int_t
+gn_proxy_redirect(gn_proxy_ctx_t *ctx, const gn_str_t *v)
+{
+    gn_http_request_t  *r = ctx->r;
+    gn_proxy_conf_t    *pc = ctx->pc;
+    gn_str_t            from, to;
+    u_char             *p;
+    size_t              n;
+
+    to = pc->has_uri ? r->loc->name : (gn_str_t) gn_string("/");
+    n = 7 + pc->host.len + (pc->has_uri ? pc->uri.len : 1);
+    from.data = gn_pnalloc(r->pool, n);
+    if (from.data == NULL) {
+        return GN_ERROR;
+    }
+    p = gn_cpymem(from.data, "http://", 7);
+    p = gn_cpymem(p, pc->host.data, pc->host.len);
+    p = pc->has_uri ? gn_cpymem(p, pc->uri.data, pc->uri.len)
+                    : gn_cpymem(p, "/", 1);
+    from.len = n;
+
+    if (!pc->redirect || v->len < from.len
+        || gn_strncasecmp(v->data, from.data, from.len) != 0)
+    {
+        return gn_pstrdup(r->pool, v, &r->location) ? GN_OK : GN_ERROR;
+    }
+
+    r->location.data = gn_pnalloc(r->pool, to.len + v->len - from.len);
+    if (r->location.data == NULL) {
+        return GN_ERROR;
+    }
+    p = gn_cpymem(r->location.data, to.data, to.len);
+    memcpy(p, v->data + from.len, v->len - from.len);
+    r->location.len = to.len + v->len - from.len;
+    return GN_OK;
+}
+
+
+/* The upstream's fields into the client's response, less the hop-by-hop
+ * ones and those the server sets itself. */
+static gn_int_t
+gn_proxy_fields(gn_proxy_ctx_t *ctx, gn_http_head_t *h)
+{
+    gn_http_request_t  *r = ctx->r;
+    gn_http_header_t   *hd, *out;
+    gn_uint_t           i;
+
+    r->resp_headers = gn_array_create(r->pool, h->nheaders + 1,
+                                      sizeof(gn_http_header_t));
+    if (r->resp_headers == NULL) {
+        return GN_ERROR;
+    }
+
+    for (i = 0; i < h->nheaders; i++) {
+        hd = &h->headers[i];
+        if (gn_proxy_hop_by_hop(&hd->name)
+            || gn_proxy_conn_listed(h, &hd->name)
+            || gn_str_caseeq(&hd->name, "Content-Length")
+            || gn_str_caseeq(&hd->name, "Date")
+            || gn_str_caseeq(&hd->name, "Server"))
+        {
+            continue;
+        }
+        if (gn_str_caseeq(&hd->name, "Content-Type")) {
+            if (gn_pstrdup(r->pool, &hd->value, &r->content_type) == NULL) {
+                return GN_ERROR;
+            }
+            continue;
+        }
+        if (gn_str_caseeq(&hd->name, "Location")) {
+            if (gn_proxy_redirect(ctx, &hd->value) != GN_OK) {
+                return GN_ERROR;
+            }
+            continue;
+        }
+        out = gn_array_push(r->resp_headers);
+        if (out == NULL || gn_pstrdup(r->pool, &hd->name, &out->name) == NULL
+            || gn_pstrdup(r->pool, &hd->value, &out->value) == NULL)
+        {
+            return GN_ERROR;
+        }
+    }
+
+    return GN_OK;
+}
+
+
+/* A next_upstream status, and this request may go elsewhere? */
+static gn_uint_t
+gn_proxy_next_status(gn_proxy_ctx_t *ctx, gn_uint_t status)
+{
+    gn_proxy_conf_t  *pc = ctx->pc;
+    gn_uint_t         next;
+
+    next = status == 502 ? GN_PROXY_NEXT_502 : status == 503
+           ? GN_PROXY_NEXT_503 : status == 504 ? GN_PROXY_NEXT_504 : 0;
+
+    return next != 0 && (pc->next_upstream & next)
+           && gn_proxy_idempotent(ctx->r)
+           && (pc->next_upstream_tries == 0
+               || ctx->tries < (gn_uint_t) pc->next_upstream_tries);
+}
+
+
+static gn_int_t gn_proxy_body(gn_proxy_ctx_t *ctx, u_char *p, size_t n);
+
+
+/* The head is in buf[0..len): the client's response starts. */
+static void
+gn_proxy_response(gn_proxy_ctx_t *ctx, size_t len)
+{
+    gn_http_request_t  *r = ctx->r;
+    gn_http_head_t      h;
+    gn_http_header_t   *hdrs;
+    gn_uint_t           bodiless;
+    size_t              rest;
+
+    hdrs = gn_palloc(r->pool, GN_PROXY_MAX_HEADERS
+                              * sizeof(gn_http_header_t));
+    if (hdrs == NULL) {
+        gn_proxy_fail(ctx, 0, 500, 0);
+        return;
+    }
+
+    if (gn_http_parse_response(&h, ctx->buf, len, hdrs, GN_PROXY_MAX_HEADERS)
+        != GN_OK)
+    {
+        gn_log_error(GN_LOG_ERR, &r->c->log, 0, "upstream sent an invalid "
+                     "response head (%s), upstream: %.*s", h.err,
+                     GN_STR_ARG(&((gn_upstream_server_t *) ctx->pc->group
+                                  ->servers.elts)[ctx->server].addr.name));
+        gn_proxy_fail(ctx, GN_PROXY_NEXT_INVALID, 502, 1);
+        return;
+    }
+
+    ctx->status = h.status;
+
+    if (h.status >= 100 && h.status < 200) {
+        if (h.status == 101) {
+            gn_proxy_log_upstream(ctx, GN_LOG_ERR, 0, "upstream switched "
+                                  "protocols, which is not supported yet");
+            gn_proxy_fail(ctx, 0, 502, 0);
+            return;
+        }
+        /* an interim response: dropped, the final one follows */
+        memmove(ctx->buf, ctx->buf + len, ctx->buf_len - len);
+        ctx->buf_len -= len;
+        ctx->scanned = 0;
+        gn_proxy_read(ctx);
+        return;
+    }
+
+    if (gn_proxy_next_status(ctx, h.status)) {
+        gn_proxy_fail(ctx, h.status == 502 ? GN_PROXY_NEXT_502 : h.status
+                      == 503 ? GN_PROXY_NEXT_503 : GN_PROXY_NEXT_504,
+                      h.status, 1);
+        return;
+    }
+
+    if (gn_proxy_fields(ctx, &h) != GN_OK) {
+        gn_proxy_cut(ctx, "out of memory");
+        return;
+    }
+
+    bodiless = r->head.method == GN_HTTP_HEAD || h.status == 204
+               || h.status == 304;
+    ctx->keep = h.keepalive;
+    ctx->framing = bodiless ? GN_PROXY_BODY_NONE
+                   : h.chunked ? GN_PROXY_BODY_CHUNKED
+                   : h.content_length >= 0 ? GN_PROXY_BODY_LENGTH
+                   : GN_PROXY_BODY_CLOSE;
+    ctx->left = h.content_length;
+    if (ctx->framing == GN_PROXY_BODY_CLOSE) {
+        ctx->keep = 0;
+    }
+
+    r->status = h.status;
+    r->content_length = h.content_length;
+    r->stream_length = ctx->framing != GN_PROXY_BODY_CHUNKED
+                       && ctx->framing != GN_PROXY_BODY_CLOSE;
+    if (ctx->framing == GN_PROXY_BODY_NONE && r->head.method != GN_HTTP_HEAD)
+    {
+        r->content_length = -1;
+    }
+
+    if (gn_http_module_flush(r) != GN_OK) {
+        gn_proxy_cut(ctx, "out of memory");
+        return;
+    }
+
+    ctx->state = GN_PROXY_BODY;
+    ctx->buf_size = ctx->buf_cap;
+    rest = ctx->buf_len - len;
+    ctx->buf_len = 0;
+    if (gn_proxy_body(ctx, ctx->buf + len, rest) == GN_OK) {
+        gn_proxy_read(ctx);
+    }
+}
+
+
+/* The response was relayed whole. */
+static void
+gn_proxy_done(gn_proxy_ctx_t *ctx, gn_uint_t extra)
+{
+    if (extra) {
+        gn_proxy_log_upstream(ctx, GN_LOG_WARN, 0, "upstream sent more data "
+                              "than its response framed: connection not "
+                              "kept");
+    }
+
+    gn_proxy_log_attempt(ctx, ctx->status);
+    gn_proxy_release(ctx, 0, ctx->keep && !extra);
+    (void) gn_http_module_finish(ctx->r, GN_OK);
+}
+
+
+static void
+gn_proxy_drained(const gn_api_t *api, gn_request_t *rq, void *arg)
+{
+    gn_proxy_ctx_t  *ctx = arg;
+
+    (void) api;
+    (void) rq;
+
+    ctx->paused = 0;
+    gn_timer_set(&ctx->timer, ctx->pc->read_timeout);
+    gn_proxy_read(ctx);
+}
+
+
+/* Passes n bytes on to the client. GN_OK, or GN_ERROR: cut. */
+static gn_int_t
+gn_proxy_write(gn_proxy_ctx_t *ctx, const u_char *p, size_t n)
+{
+    gn_int_t  rc;
+
+    rc = gn_http_module_write(ctx->r, p, n);
+    if (rc == GN_ERROR) {
+        gn_proxy_cut(ctx, "the response could not be queued");
+        return GN_ERROR;
+    }
+
+    if (rc == GN_AGAIN && !ctx->paused) {
+        /* the client has 256 KiB waiting: no more reads until it took
+         * most of them */
+        ctx->paused = 1;
+        gn_timer_del(&ctx->timer);
+        (void) gn_http_module_on_drained(ctx->r,
+                                         (void (*)(void)) gn_proxy_drained,
+                                         ctx);
+    }
+
+    return GN_OK;
+}
+
+
+/* n body bytes from the upstream: GN_OK (more to read), GN_DONE (the
+ * response is complete), GN_ERROR (cut). */
+static gn_int_t
+gn_proxy_body(gn_proxy_ctx_t *ctx, u_char *p, size_t n)
+{
+    u_char   *end = p + n, *data;
+    size_t    size;
+    gn_int_t  rc;
+
+    switch (ctx->framing) {
+
+    case GN_PROXY_BODY_NONE:
+        gn_proxy_done(ctx, n > 0);
+        return GN_DONE;
+
+    case GN_PROXY_BODY_LENGTH:
+        size = (size_t) gn_min((off_t) n, ctx->left);
+        if (size > 0 && gn_proxy_write(ctx, p, size) != GN_OK) {
+            return GN_ERROR;
+        }
+        ctx->left -= (off_t) size;
+        if (ctx->left == 0) {
+            gn_proxy_done(ctx, n > size);
+            return GN_DONE;
+        }
+        return GN_OK;
+
+    case GN_PROXY_BODY_CHUNKED:
+        while (p < end) {
+            rc = gn_http_chunked_parse(&ctx->chunked, &p, end, &data, &size,
+                                       0);
+            if (rc == GN_AGAIN) {
+                break;
+            }
+            if (rc == GN_DONE) {
+                gn_proxy_done(ctx, p < end);
+                return GN_DONE;
+            }
+            if (rc != GN_OK) {
+                gn_proxy_cut(ctx, "upstream sent an invalid chunked body");
+                return GN_ERROR;
+            }
+            if (size > 0 && gn_proxy_write(ctx, data, size) != GN_OK) {
+                return GN_ERROR;
+            }
+        }
+        return GN_OK;
+
+    default:
+        if (n > 0 && gn_proxy_write(ctx, p, n) != GN_OK) {
+            return GN_ERROR;
+        }
+        return GN_OK;
+    }
+}
+
+
+/* The end of the head, looked for from where the last look stopped. */
+static u_char *
+gn_proxy_head_end(gn_proxy_ctx_t *ctx)
+{
+    size_t   from = ctx->scanned >= 3 ? ctx->scanned - 3 : 0;
+    u_char  *e;
+
+    e = memmem(ctx->buf + from, ctx->buf_len - from, "\r\n\r\n", 4);
+    ctx->scanned = ctx->buf_len;
+    return e;
+}
+
+
+/* The upstream closed its side (or failed) after ctx->buf_len bytes. */
+static void
+gn_proxy_eof(gn_proxy_ctx_t *ctx, int err)
+{
+    if (ctx->state == GN_PROXY_HEAD) {
+        if (!(ctx->uc->reused && ctx->buf_len == 0) || ctx->retried_stale) {
+            gn_proxy_log_upstream(ctx, GN_LOG_ERR, err, ctx->buf_len == 0
+                                  ? "upstream closed the connection without "
+                                    "a response"
+                                  : "upstream closed the connection in the "
+                                    "middle of the response head");
+        }
+        gn_proxy_fail(ctx, GN_PROXY_NEXT_ERROR, 502, 1);
+        return;
+    }
+
+    if (ctx->framing == GN_PROXY_BODY_CLOSE && err == 0) {
+        ctx->keep = 0;
+        gn_proxy_done(ctx, 0);
+        return;
+    }
+
+    gn_proxy_cut(ctx, err != 0 ? "recv() failed"
+                               : "upstream closed the connection early");
+}
+
+
+static void
+gn_proxy_read(gn_proxy_ctx_t *ctx)
+{
+    u_char   *end;
+    ssize_t   n;
+
+    while (ctx->uc != NULL && !ctx->paused) {
+        if (ctx->state == GN_PROXY_HEAD && ctx->buf_len == ctx->buf_size) {
+            gn_proxy_log_upstream(ctx, GN_LOG_ERR, 0, "upstream sent a "
+                                  "response head larger than "
+                                  "proxy_buffer_size");
+            gn_proxy_fail(ctx, GN_PROXY_NEXT_INVALID, 502, 1);
+            return;
+        }
+
+        n = recv(ctx->uc->io.fd, ctx->buf + ctx->buf_len,
+                 ctx->buf_size - ctx->buf_len, 0);
+
+        if (n == -1 && errno == EINTR) {
+            continue;
+        }
+        if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            return;                        /* the read timer runs */
+        }
+        if (n <= 0) {
+            gn_proxy_eof(ctx, n == 0 ? 0 : errno);
+            return;
+        }
+
+        if (ctx->state == GN_PROXY_BODY) {
+            if (gn_proxy_body(ctx, ctx->buf, (size_t) n) != GN_OK) {
+                return;
+            }
+            continue;
+        }
+
+        ctx->buf_len += (size_t) n;
+        end = gn_proxy_head_end(ctx);
+        if (end != NULL) {
+            gn_timer_set(&ctx->timer, ctx->pc->read_timeout);
+            gn_proxy_response(ctx, (size_t) (end + 4 - ctx->buf));
+            return;
+        }
+    }
+}
+
+
+/* ---- the handler -------------------------------------------------------- */
+
+static void
+gn_proxy_request_body(const gn_api_t *api, gn_request_t *rq,
+    const void *data, size_t len, int last, void *arg)
+{
+    gn_proxy_ctx_t  *ctx = arg;
+
+    (void) api;
+    (void) rq;
+
+    if (len > 0) {
+        if (gn_str_reserve(&ctx->body, &ctx->body_cap, ctx->body_len + len,
+                           16384) != GN_OK)
+        {
+            (void) gn_http_module_finish(ctx->r, 500);
+            return;
+        }
+        memcpy(ctx->body + ctx->body_len, data, len);
+        ctx->body_len += len;
+    }
+
+    if (last) {
+        if (gn_proxy_build(ctx) != GN_OK) {
+            (void) gn_http_module_finish(ctx->r, 500);
+            return;
+        }
+        gn_proxy_connect(ctx);
+    }
+}
+
+
+static int
+gn_proxy_handler(const gn_api_t *api, gn_request_t *rq)
+{
+    gn_http_request_t  *r = (gn_http_request_t *) rq;
+    gn_proxy_ctx_t     *ctx;
+    gn_pool_cleanup_t  *cln;
+
+    (void) api;
+
+    ctx = gn_pcalloc(r->pool, sizeof(gn_proxy_ctx_t));
+    cln = gn_pool_cleanup_add(r->pool, 0);
+    if (ctx == NULL || cln == NULL) {
+        return GN_ERROR;
+    }
+    cln->handler = gn_proxy_cleanup;
+    cln->data = ctx;
+
+    ctx->r = r;
+    ctx->pc = gn_proxy_conf(r->loc);
+    ctx->buf_cap = gn_max(ctx->pc->buffer_size, 16384);
+    ctx->buf = gn_pnalloc(r->pool, ctx->buf_cap);
+    if (ctx->buf == NULL) {
+        return GN_ERROR;
+    }
+    ctx->buf_size = ctx->pc->buffer_size;     /* the head's limit first */
+    gn_timer_init_node(&ctx->timer, gn_proxy_timeout, ctx);
+    ctx->log.host = ctx->pc->host;
+    r->upstream = &ctx->log;
+
+    if (r->has_body && !r->body_done) {
+        if (gn_http_module_read_body(r, (void *) gn_proxy_request_body, ctx)
+            != GN_OK)
+        {
+            return GN_ERROR;
+        }
+        return GN_AGAIN;
+    }
+
+    if (gn_proxy_build(ctx) != GN_OK) {
+        return GN_ERROR;
+    }
+    gn_proxy_connect(ctx);
+    return GN_AGAIN;
+}
+
+
+/* ---- configuration ------------------------------------------------------ */
+
+static char *
+gn_proxy_upstream(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
+{
+    gn_proxy_conf_t       *pc = conf;
+    gn_upstream_group_t   *g, **pg;
+    gn_str_t              *value = cf->args->elts;
+    gn_uint_t              i;
+    char                  *rv;
+
+    (void) cmd;
+
+    if (pc->groups == NULL) {
+        pc->groups = gn_array_create(cf->pool, 4,
+                                     sizeof(gn_upstream_group_t *));
+        if (pc->groups == NULL) {
+            return "failed (out of memory)";
+        }
+    }
+
+    pg = pc->groups->elts;
+    for (i = 0; i < pc->groups->nelts; i++) {
+        if (gn_str_cmp(&pg[i]->name, &value[1]) == 0) {
+            gn_conf_error(cf, "duplicate upstream \"%.*s\"",
+                          GN_STR_ARG(&value[1]));
+            return GN_CONF_ERROR;
+        }
+    }
+
+    g = gn_palloc(cf->pool, sizeof(gn_upstream_group_t));
+    pg = gn_array_push(pc->groups);
+    if (g == NULL || pg == NULL) {
+        return "failed (out of memory)";
+    }
+    *pg = g;
+
+    rv = gn_upstream_block(cf, g);
+    if (rv != GN_CONF_OK) {
+        pc->groups->nelts--;
+    }
+    return rv;
+}
+
+
+/* proxy_pass http://HOST[:PORT][/URI]: a HOST without a port may be an
+ * upstream's name, looked up once every block is read. */
+static char *
+gn_proxy_pass(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
+{
+    gn_proxy_conf_t  *pc = conf;
+    gn_str_t         *value = cf->args->elts, url = value[1], host;
+    u_char           *slash;
+
+    (void) cmd;
+
+    if (pc->pass_name.data != NULL || pc->group != NULL) {
+        return "is duplicate";
+    }
+
+    if (url.len > 8 && gn_strncasecmp(url.data, (u_char *) "https://", 8)
+                       == 0)
+    {
+        gn_conf_error(cf, "\"proxy_pass\" to an https:// URL is not "
+                      "supported yet");
+        return GN_CONF_ERROR;
+    }
+
+    if (url.len <= 7 || gn_strncasecmp(url.data, (u_char *) "http://", 7)
+                        != 0)
+    {
+        gn_conf_error(cf, "invalid URL \"%.*s\" in \"proxy_pass\", expected "
+                      "http://HOST[:PORT][/URI]", GN_STR_ARG(&url));
+        return GN_CONF_ERROR;
+    }
+
+    host.data = url.data + 7;
+    slash = memchr(host.data, '/', url.len - 7);
+    host.len = slash ? (size_t) (slash - host.data) : url.len - 7;
+    if (host.len == 0) {
+        gn_conf_error(cf, "no host in \"proxy_pass %.*s\"", GN_STR_ARG(&url));
+        return GN_CONF_ERROR;
+    }
+
+    pc->host = host;
+    if (slash != NULL) {
+        pc->uri.data = slash;
+        pc->uri.len = (size_t) (url.data + url.len - slash);
+        pc->has_uri = 1;
+    }
+    pc->pass_file = cf->file->name;
+    pc->pass_line = cf->file->line;
+
+    if (host.data[host.len - 1] != ']'
+        && memrchr(host.data, ':', host.len) != NULL)
+    {
+        pc->group = gn_upstream_implicit(cf, &host);
+        return pc->group != NULL ? GN_CONF_OK : GN_CONF_ERROR;
+    }
+
+    pc->pass_name = host;                 /* a group, or HOST:80 */
+    return GN_CONF_OK;
+}
+
+
+static char *
+gn_proxy_set_header(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
+{
+    gn_proxy_conf_t    *pc = conf;
+    gn_str_t           *value = cf->args->elts;
+    gn_proxy_header_t  *ph;
+    size_t              i;
+    char                err[256];
+
+    (void) cmd;
+
+    for (i = 0; i < value[1].len; i++) {
+        if (value[1].data[i] <= ' ' || value[1].data[i] >= 0x7f
+            || strchr("()<>@,;:\\\"/[]?={}", value[1].data[i]) != NULL)
+        {
+            break;
+        }
+    }
+    if (value[1].len == 0 || i < value[1].len) {
+        gn_conf_error(cf, "invalid header name \"%.*s\" in "
+                      "\"proxy_set_header\"", GN_STR_ARG(&value[1]));
+        return GN_CONF_ERROR;
+    }
+
+    if (pc->headers == NULL) {
+        pc->headers = gn_array_create(cf->pool, 4, sizeof(gn_proxy_header_t));
+        if (pc->headers == NULL) {
+            return "failed (out of memory)";
+        }
+    }
+
+    ph = gn_array_push(pc->headers);
+    if (ph == NULL) {
+        return "failed (out of memory)";
+    }
+    ph->name = value[1];
+    ph->empty = value[2].len == 0;
+    if (gn_access_log_template(cf->pool, &ph->value, &value[2], err,
+                               sizeof(err)) != GN_OK)
+    {
+        gn_conf_error(cf, "%s in \"proxy_set_header\"", err);
+        return GN_CONF_ERROR;
+    }
+
+    return GN_CONF_OK;
+}
+
+
+static char *
+gn_proxy_next_upstream(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
+{
+    static const gn_conf_enum_t  conds[] = {
+        { gn_string("error"), GN_PROXY_NEXT_ERROR },
+        { gn_string("timeout"), GN_PROXY_NEXT_TIMEOUT },
+        { gn_string("invalid_header"), GN_PROXY_NEXT_INVALID },
+        { gn_string("http_502"), GN_PROXY_NEXT_502 },
+        { gn_string("http_503"), GN_PROXY_NEXT_503 },
+        { gn_string("http_504"), GN_PROXY_NEXT_504 },
+        { gn_string("off"), GN_PROXY_NEXT_OFF },
+        { gn_null_string, 0 }
+    };
+    gn_proxy_conf_t  *pc = conf;
+    gn_str_t         *value = cf->args->elts;
+    gn_uint_t         i, k, mask = 0;
+
+    (void) cmd;
+
+    for (i = 1; i < cf->args->nelts; i++) {
+        for (k = 0; conds[k].name.len; k++) {
+            if (gn_str_cmp(&value[i], &conds[k].name) == 0) {
+                break;
+            }
+        }
+        if (conds[k].name.len == 0) {
+            gn_conf_error(cf, "invalid value \"%.*s\" in "
+                          "\"proxy_next_upstream\", expected error, timeout, "
+                          "invalid_header, http_502, http_503, http_504 or "
+                          "off", GN_STR_ARG(&value[i]));
+            return GN_CONF_ERROR;
+        }
+        mask |= conds[k].value;
+    }
+
+    if ((mask & GN_PROXY_NEXT_OFF) && mask != GN_PROXY_NEXT_OFF) {
+        return "\"off\" goes alone";
+    }
+
+    pc->next_upstream = mask;
+    return GN_CONF_OK;
+}
+
+
+static char *
+gn_proxy_redirect_set(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
+{
+    gn_proxy_conf_t  *pc = conf;
+    gn_str_t         *value = cf->args->elts;
+
+    (void) cmd;
+
+    if (gn_str_eq(&value[1], "default")) {
+        pc->redirect = 1;
+    } else if (gn_str_eq(&value[1], "off")) {
+        pc->redirect = 0;
+    } else {
+        gn_conf_error(cf, "invalid value \"%.*s\" in \"proxy_redirect\", "
+                      "expected default or off (replacement pairs are not "
+                      "supported yet)", GN_STR_ARG(&value[1]));
+        return GN_CONF_ERROR;
+    }
+
+    return GN_CONF_OK;
+}
+
+
+#define gn_proxy_offset(f)   offsetof(gn_proxy_conf_t, f)
+
+static const gn_conf_cmd_t  gn_proxy_commands[] = {
+
+    { gn_string("upstream"), GN_CONF_MAIN | GN_CONF_BLOCK | GN_CONF_TAKE1,
+      gn_proxy_upstream, GN_CONF_LOC_CONF, 0, NULL, NULL },
+    { gn_string("proxy_pass"), GN_CONF_LOC | GN_CONF_TAKE1,
+      gn_proxy_pass, GN_CONF_LOC_CONF, 0, NULL, NULL },
+    { gn_string("proxy_set_header"), GN_CONF_ANY | GN_CONF_TAKE2,
+      gn_proxy_set_header, GN_CONF_LOC_CONF, 0, NULL, NULL },
+    { gn_string("proxy_next_upstream"), GN_CONF_ANY | GN_CONF_1MORE,
+      gn_proxy_next_upstream, GN_CONF_LOC_CONF, 0, NULL, NULL },
+    { gn_string("proxy_redirect"), GN_CONF_ANY | GN_CONF_TAKE1,
+      gn_proxy_redirect_set, GN_CONF_LOC_CONF, 0, NULL, NULL },
+    { gn_string("proxy_next_upstream_tries"), GN_CONF_ANY | GN_CONF_TAKE1,
+      gn_conf_set_num_slot, GN_CONF_LOC_CONF,
+      gn_proxy_offset(next_upstream_tries), NULL, "0" },
+    { gn_string("proxy_connect_timeout"), GN_CONF_ANY | GN_CONF_TAKE1,
+      gn_conf_set_msec_slot, GN_CONF_LOC_CONF,
+      gn_proxy_offset(connect_timeout), NULL, "60s" },
+    { gn_string("proxy_send_timeout"), GN_CONF_ANY | GN_CONF_TAKE1,
+      gn_conf_set_msec_slot, GN_CONF_LOC_CONF,
+      gn_proxy_offset(send_timeout), NULL, "60s" },
+    { gn_string("proxy_read_timeout"), GN_CONF_ANY | GN_CONF_TAKE1,
+      gn_conf_set_msec_slot, GN_CONF_LOC_CONF,
+      gn_proxy_offset(read_timeout), NULL, "60s" },
+    { gn_string("proxy_buffer_size"), GN_CONF_ANY | GN_CONF_TAKE1,
+      gn_conf_set_size_slot, GN_CONF_LOC_CONF,
+      gn_proxy_offset(buffer_size), NULL, "8k" },
+    { gn_string("proxy_pass_request_headers"), GN_CONF_ANY | GN_CONF_FLAG,
+      gn_conf_set_flag_slot, GN_CONF_LOC_CONF,
+      gn_proxy_offset(pass_request_headers), NULL, "on" },
+
+    gn_conf_null_cmd
+};
+
+
+static gn_int_t
+gn_proxy_create(gn_conf_t *cf, gn_loc_conf_t *lc)
+{
+    gn_proxy_conf_t  *pc = gn_proxy_conf(lc);
+
+    (void) cf;
+
+    pc->redirect = GN_CONF_UNSET;
+    pc->next_upstream = GN_CONF_UNSET_UINT;
+    return GN_OK;
+}
+
+
+/* proxy_set_header's defaults, as nginx's: Host $proxy_host (Connection
+ * is the proxy's own: "close" without keepalive). */
+static gn_array_t *
+gn_proxy_default_headers(gn_conf_t *cf)
+{
+    static const gn_str_t   host = gn_string("Host");
+    static const gn_str_t   value = gn_string("$proxy_host");
+    gn_array_t             *a;
+    gn_proxy_header_t      *ph;
+
+    a = gn_array_create(cf->pool, 1, sizeof(gn_proxy_header_t));
+    ph = a != NULL ? gn_array_push(a) : NULL;
+    if (ph == NULL) {
+        return NULL;
+    }
+    ph->name = host;
+    ph->empty = 0;
+    if (gn_access_log_template(cf->pool, &ph->value, &value, cf->err,
+                               sizeof(cf->err)) != GN_OK)
+    {
+        return NULL;
+    }
+    return a;
+}
+
+
+static gn_int_t
+gn_proxy_merge(gn_conf_t *cf, gn_loc_conf_t *lc, gn_loc_conf_t *prev)
+{
+    gn_proxy_conf_t    *pc = gn_proxy_conf(lc), *pp;
+    gn_proxy_header_t  *ph;
+    gn_uint_t           i, host;
+
+    pp = prev != NULL ? gn_proxy_conf(prev) : NULL;
+
+    if (pc->redirect == GN_CONF_UNSET) {
+        pc->redirect = pp != NULL ? pp->redirect : 1;
+    }
+    if (pc->next_upstream == GN_CONF_UNSET_UINT) {
+        pc->next_upstream = pp != NULL ? pp->next_upstream
+                            : GN_PROXY_NEXT_ERROR | GN_PROXY_NEXT_TIMEOUT;
+    }
+
+    if (pc->headers == NULL) {
+        pc->headers = pp != NULL ? pp->headers : NULL;
+        if (pc->headers == NULL) {
+            pc->headers = gn_proxy_default_headers(cf);
+            return pc->headers != NULL ? GN_OK : GN_ERROR;
+        }
+        return GN_OK;
+    }
+
+    /* a level's own list: Host $proxy_host unless it says otherwise */
+    ph = pc->headers->elts;
+    for (i = 0, host = 0; i < pc->headers->nelts; i++) {
+        host |= gn_str_caseeq(&ph[i].name, "Host");
+    }
+    if (!host) {
+        gn_array_t  *def = gn_proxy_default_headers(cf);
+
+        ph = def != NULL ? gn_array_push(pc->headers) : NULL;
+        if (ph == NULL) {
+            return GN_ERROR;
+        }
+        *ph = *(gn_proxy_header_t *) def->elts;
+    }
+
+    return GN_OK;
+}
+
+
+/* A proxy_pass HOST without a port: the upstream of that name, else
+ * HOST:80. */
+static gn_int_t
+gn_proxy_check(gn_conf_t *cf, gn_cycle_t *cycle, gn_srv_conf_t *sc,
+    gn_loc_conf_t *lc)
+{
+    gn_proxy_conf_t       *pc = gn_proxy_conf(lc);
+    gn_array_t            *groups = gn_proxy_conf(cycle->main_loc)->groups;
+    gn_upstream_group_t  **pg;
+    gn_str_t               hp;
+    gn_uint_t              i;
+    u_char                *p;
+
+    (void) sc;
+
+    if (pc->has_uri && lc->regex != NULL) {
+        snprintf(cf->err, sizeof(cf->err), "\"proxy_pass\" cannot have a URI "
+                 "part in a location given by a regular expression in "
+                 "%.*s:%u", GN_STR_ARG(&pc->pass_file),
+                 (unsigned) pc->pass_line);
+        return GN_ERROR;
+    }
+
+    if (pc->pass_name.data == NULL || pc->group != NULL) {
+        return GN_OK;
+    }
+
+    pg = groups != NULL ? groups->elts : NULL;
+    for (i = 0; groups != NULL && i < groups->nelts; i++) {
+        if (gn_str_cmp(&pg[i]->name, &pc->pass_name) == 0) {
+            pc->group = pg[i];
+            return GN_OK;
+        }
+    }
+
+    p = gn_pnalloc(cf->pool, pc->pass_name.len + 3);
+    if (p == NULL) {
+        return GN_ERROR;
+    }
+    memcpy(p, pc->pass_name.data, pc->pass_name.len);
+    memcpy(p + pc->pass_name.len, ":80", 3);
+    hp.data = p;
+    hp.len = pc->pass_name.len + 3;
+
+    pc->group = gn_upstream_implicit(cf, &hp);
+    if (pc->group == NULL) {
+        snprintf(cf->err, sizeof(cf->err), "no upstream \"%.*s\", and the "
+                 "host \"%.*s\" cannot be resolved in %.*s:%u",
+                 GN_STR_ARG(&pc->pass_name), GN_STR_ARG(&hp),
+                 GN_STR_ARG(&pc->pass_file), (unsigned) pc->pass_line);
+        return GN_ERROR;
+    }
+
+    return GN_OK;
+}
+
+
+const gn_feature_t  gn_proxy_feature = {
+    .name = "proxy", .commands = gn_proxy_commands,
+    .conf_size = sizeof(gn_proxy_conf_t),
+    .create_conf = gn_proxy_create,
+    .merge_conf = gn_proxy_merge,
+    .check_level = gn_proxy_check
+};

@@ -1,0 +1,77 @@
+/*
+ * The reverse proxy: `proxy_pass` to an upstream group or a URL, HTTP/1.1
+ * to the upstream over connections pooled per child (upstream.h), with
+ * nginx's directive names and semantics where they exist.
+ *
+ * It is a core handler on the request's asynchronous handler path (the
+ * one modules use, http_module.c): the request body is read whole first
+ * (bounded by client_max_body_size) so that a request can go to the next
+ * server; the response is streamed to the client as it comes, and the
+ * upstream is read no faster than the client takes it (at most 256 KiB
+ * waiting, then reading stops until the client drained it), so a fast
+ * upstream and a slow client cost bounded memory.
+ */
+
+#ifndef GN_CORE_PROXY_H_INCLUDED
+#define GN_CORE_PROXY_H_INCLUDED
+
+#include "gn_config.h"
+
+#include "http_request.h"
+#include "upstream.h"
+#include "access_log.h"
+
+
+/* proxy_next_upstream's conditions */
+#define GN_PROXY_NEXT_ERROR     0x01
+#define GN_PROXY_NEXT_TIMEOUT   0x02
+#define GN_PROXY_NEXT_INVALID   0x04    /* invalid_header */
+#define GN_PROXY_NEXT_502       0x08
+#define GN_PROXY_NEXT_503       0x10
+#define GN_PROXY_NEXT_504       0x20
+#define GN_PROXY_NEXT_OFF       0x80
+
+typedef struct {
+    gn_str_t             name;
+    gn_log_format_t      value;          /* with variables */
+    gn_uint_t            empty;          /* "": the field is not sent */
+} gn_proxy_header_t;
+
+/* The "proxy" feature's part of a level (feature.h). */
+typedef struct {
+    /* proxy_pass (a location's own: never inherited) */
+    gn_upstream_group_t *group;          /* NULL: no proxy_pass here */
+    gn_str_t             pass_name;      /* a group's name, resolved once
+                                            every block is read */
+    gn_str_t             pass_file;      /* where proxy_pass stands */
+    gn_uint_t            pass_line;
+    gn_str_t             host;           /* $proxy_host */
+    gn_str_t             uri;            /* the URL's URI part */
+    gn_uint_t            has_uri;
+
+    gn_msec_t            connect_timeout;
+    gn_msec_t            send_timeout;
+    gn_msec_t            read_timeout;
+    size_t               buffer_size;    /* the response head, at most */
+    gn_flag_t            pass_request_headers;
+    gn_flag_t            redirect;       /* proxy_redirect default|off */
+    gn_uint_t            next_upstream;  /* GN_PROXY_NEXT_* */
+    gn_int_t             next_upstream_tries;   /* 0: no limit */
+    gn_array_t          *headers;        /* of gn_proxy_header_t; NULL:
+                                            inherited */
+
+    /* the main level's: every group, named and implicit, by index */
+    gn_array_t          *groups;         /* of gn_upstream_group_t * */
+} gn_proxy_conf_t;
+
+#define gn_proxy_conf(lc)                                                    \
+    ((gn_proxy_conf_t *) (lc)->conf[GN_FEATURE_PROXY])
+
+/* The proxy's handler for r's location, or NULL (http_core.c: r->module
+ * then). */
+void *gn_proxy_handler_for(gn_loc_conf_t *lc);
+
+/* The registry's "proxy": upstream, proxy_*. */
+extern const gn_feature_t  gn_proxy_feature;
+
+#endif /* GN_CORE_PROXY_H_INCLUDED */

@@ -1,0 +1,737 @@
+/*
+ * Upstream groups, the balancer and the pooled connections of a child.
+ *
+ * The balancer is nginx's: smooth weighted round robin (each pick adds
+ * every candidate's weight to its score, takes the highest and takes the
+ * total from it, so weights 5:1:1 give a a a b a c a, never five a in a
+ * row), or least_conn (fewest active connections per weight, round robin
+ * among equals). A server that failed max_fails times within
+ * fail_timeout is left out for fail_timeout, then tried again (never
+ * the only server of its group); the backups serve only while no
+ * primary server can.
+ *
+ * Pooled connections are kept per group, newest first, at most
+ * `keepalive` of them; an idle one that becomes readable (the server
+ * closed it, or sent what nobody asked for) or outlives
+ * keepalive_timeout is closed. Connection objects are never freed while
+ * the child runs (a free list, their instance bit flipped on reuse), so
+ * an event already fetched for one just closed is recognised as stale.
+ */
+
+#include "gn_config.h"
+
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/un.h>
+
+#include "upstream.h"
+#include "str.h"
+
+
+typedef struct {
+    gn_int_t             current;        /* smooth round robin's score */
+    gn_uint_t            fails;          /* within fail_timeout */
+    gn_msec_t            failed_at;      /* the last failure */
+    gn_uint_t            active;         /* connections busy now */
+} gn_upstream_peer_t;
+
+struct gn_upstream_rt_s {
+    gn_upstream_peer_t  *peers;
+    gn_uint_t            rr;             /* least_conn's tie breaker */
+    gn_upstream_conn_t  *idle;           /* newest first */
+    gn_upstream_conn_t  *idle_tail;
+    gn_uint_t            nidle;
+};
+
+
+static gn_upstream_conn_t   *gn_upstream_free;
+
+
+/* ---- addresses and configuration (master) ----------------------------- */
+
+const char *
+gn_upstream_addr_parse(gn_upstream_addr_t *a, const gn_str_t *text,
+    gn_uint_t unix_ok)
+{
+    struct addrinfo      hints, *res;
+    struct sockaddr_un  *sun;
+    char                 host[256], port[8];
+    const u_char        *p, *colon;
+    size_t               hlen, plen;
+    int                  rc;
+
+    memset(a, 0, sizeof(gn_upstream_addr_t));
+    a->name = *text;
+    p = text->data;
+
+    if (unix_ok && text->len > 5 && memcmp(p, "unix:", 5) == 0) {
+        sun = (struct sockaddr_un *) &a->sa;
+        if (text->len - 5 >= sizeof(sun->sun_path)) {
+            return "unix socket path too long";
+        }
+        sun->sun_family = AF_UNIX;
+        memcpy(sun->sun_path, p + 5, text->len - 5);
+        a->socklen = (socklen_t) sizeof(struct sockaddr_un);
+        return NULL;
+    }
+
+    if (text->len > 0 && p[0] == '[') {
+        colon = memchr(p, ']', text->len);
+        if (colon == NULL || colon + 1 == p + text->len || colon[1] != ':') {
+            return "expected [IPv6]:PORT";
+        }
+        p++;
+        hlen = (size_t) (colon - p);
+        colon++;
+    } else {
+        colon = memrchr(p, ':', text->len);
+        if (colon == NULL) {
+            return "expected HOST:PORT";
+        }
+        hlen = (size_t) (colon - p);
+    }
+
+    plen = (size_t) (text->data + text->len - (colon + 1));
+    if (hlen == 0 || hlen >= sizeof(host) || plen == 0) {
+        return "expected HOST:PORT";
+    }
+    memcpy(host, p, hlen);
+    host[hlen] = '\0';
+
+    rc = (int) gn_atoi(colon + 1, plen);
+    if (plen > 5 || rc < 1 || rc > 65535) {
+        return "invalid port";
+    }
+    snprintf(port, sizeof(port), "%d", rc);
+
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICSERV;
+    rc = getaddrinfo(host, port, &hints, &res);
+    if (rc != 0) {
+        return gai_strerror(rc);
+    }
+    memcpy(&a->sa, res->ai_addr, res->ai_addrlen);
+    a->socklen = res->ai_addrlen;
+    freeaddrinfo(res);
+
+    return NULL;
+}
+
+
+static gn_int_t
+gn_upstream_group_init(gn_conf_t *cf, gn_upstream_group_t *g)
+{
+    if (gn_array_init(&g->servers, cf->pool, 4, sizeof(gn_upstream_server_t))
+        != GN_OK)
+    {
+        return GN_ERROR;
+    }
+    g->keepalive_timeout = 60000;
+    g->keepalive_requests = 1000;
+    return GN_OK;
+}
+
+
+/* server ADDRESS [weight=N] [max_fails=N] [fail_timeout=T] [backup]
+ * [down] */
+static char *
+gn_upstream_server_line(gn_conf_t *cf, gn_upstream_group_t *g)
+{
+    gn_str_t              *value = cf->args->elts, v;
+    gn_upstream_server_t  *s;
+    const char            *err;
+    gn_uint_t              i;
+    gn_int_t               n;
+
+    if (cf->args->nelts < 2) {
+        gn_conf_error(cf, "\"server\" in an upstream block expects an "
+                      "address");
+        return GN_CONF_ERROR;
+    }
+
+    s = gn_array_push(&g->servers);
+    if (s == NULL) {
+        return "failed (out of memory)";
+    }
+    memset(s, 0, sizeof(gn_upstream_server_t));
+    s->weight = 1;
+    s->max_fails = 1;
+    s->fail_timeout = 10000;
+
+    v = value[1];
+    if (memchr(v.data, ':', v.len) == NULL) {
+        /* HOST alone: port 80, as nginx */
+        v.data = gn_pnalloc(cf->pool, value[1].len + 3);
+        if (v.data == NULL) {
+            return "failed (out of memory)";
+        }
+        memcpy(gn_cpymem(v.data, value[1].data, value[1].len), ":80", 3);
+        v.len = value[1].len + 3;
+    }
+
+    err = gn_upstream_addr_parse(&s->addr, &v, 1);
+    if (err != NULL) {
+        gn_conf_error(cf, "invalid upstream server \"%.*s\": %s",
+                      GN_STR_ARG(&value[1]), err);
+        return GN_CONF_ERROR;
+    }
+
+    for (i = 2; i < cf->args->nelts; i++) {
+        v = value[i];
+        if (v.len > 7 && memcmp(v.data, "weight=", 7) == 0) {
+            n = gn_atoi(v.data + 7, v.len - 7);
+            if (n < 1 || n > 1000) {
+                goto invalid;
+            }
+            s->weight = (gn_uint_t) n;
+        } else if (v.len > 10 && memcmp(v.data, "max_fails=", 10) == 0) {
+            n = gn_atoi(v.data + 10, v.len - 10);
+            if (n < 0) {
+                goto invalid;
+            }
+            s->max_fails = (gn_uint_t) n;
+        } else if (v.len > 13 && memcmp(v.data, "fail_timeout=", 13) == 0) {
+            v.data += 13;
+            v.len -= 13;
+            if (gn_parse_msec(&v, &s->fail_timeout) != GN_OK) {
+                v = value[i];
+                goto invalid;
+            }
+        } else if (gn_str_eq(&v, "backup")) {
+            s->backup = 1;
+        } else if (gn_str_eq(&v, "down")) {
+            s->down = 1;
+        } else {
+            goto invalid;
+        }
+    }
+
+    return GN_CONF_OK;
+
+invalid:
+
+    gn_conf_error(cf, "invalid parameter \"%.*s\" of an upstream server, "
+                  "expected weight=N, max_fails=N, fail_timeout=TIME, "
+                  "backup or down", GN_STR_ARG(&value[i]));
+    return GN_CONF_ERROR;
+}
+
+
+static char *
+gn_upstream_line(gn_conf_t *cf, void *data)
+{
+    gn_upstream_group_t  *g = data;
+    gn_str_t             *value = cf->args->elts;
+    gn_uint_t             n = cf->args->nelts;
+    gn_int_t              num;
+
+    if (gn_str_eq(&value[0], "server")) {
+        return gn_upstream_server_line(cf, g);
+    }
+
+    if (gn_str_eq(&value[0], "least_conn") && n == 1) {
+        g->method = GN_UPSTREAM_LEAST_CONN;
+        return GN_CONF_OK;
+    }
+
+    if ((gn_str_eq(&value[0], "keepalive")
+         || gn_str_eq(&value[0], "keepalive_requests")) && n == 2)
+    {
+        num = gn_atoi(value[1].data, value[1].len);
+        if (num < 1) {
+            gn_conf_error(cf, "invalid value \"%.*s\" of \"%.*s\" in an "
+                          "upstream block, expected a number, 1 or more",
+                          GN_STR_ARG(&value[1]), GN_STR_ARG(&value[0]));
+            return GN_CONF_ERROR;
+        }
+        if (value[0].len == 9) {
+            g->keepalive = (gn_uint_t) num;
+        } else {
+            g->keepalive_requests = (gn_uint_t) num;
+        }
+        return GN_CONF_OK;
+    }
+
+    if (gn_str_eq(&value[0], "keepalive_timeout") && n == 2) {
+        if (gn_parse_msec(&value[1], &g->keepalive_timeout) != GN_OK) {
+            gn_conf_error(cf, "invalid value \"%.*s\" of "
+                          "\"keepalive_timeout\" in an upstream block, "
+                          "expected a time", GN_STR_ARG(&value[1]));
+            return GN_CONF_ERROR;
+        }
+        return GN_CONF_OK;
+    }
+
+    gn_conf_error(cf, "unknown or malformed directive \"%.*s\" in an "
+                  "upstream block, expected server, least_conn, keepalive, "
+                  "keepalive_requests or keepalive_timeout",
+                  GN_STR_ARG(&value[0]));
+    return GN_CONF_ERROR;
+}
+
+
+char *
+gn_upstream_block(gn_conf_t *cf, gn_upstream_group_t *g)
+{
+    gn_str_t  *value = cf->args->elts;
+
+    memset(g, 0, sizeof(gn_upstream_group_t));
+    g->name = value[1];
+    if (gn_upstream_group_init(cf, g) != GN_OK) {
+        return "failed (out of memory)";
+    }
+
+    if (gn_conf_parse_lines(cf, gn_upstream_line, g) != GN_OK) {
+        return GN_CONF_ERROR;
+    }
+
+    if (g->servers.nelts == 0) {
+        gn_conf_error(cf, "no servers in upstream \"%.*s\"",
+                      GN_STR_ARG(&g->name));
+        return GN_CONF_ERROR;
+    }
+
+    if (g->servers.nelts > 255) {
+        gn_conf_error(cf, "more than 255 servers in upstream \"%.*s\"",
+                      GN_STR_ARG(&g->name));
+        return GN_CONF_ERROR;
+    }
+
+    return GN_CONF_OK;
+}
+
+
+gn_upstream_group_t *
+gn_upstream_implicit(gn_conf_t *cf, const gn_str_t *hostport)
+{
+    gn_upstream_group_t   *g;
+    gn_upstream_server_t  *s;
+    const char            *err;
+
+    g = gn_pcalloc(cf->pool, sizeof(gn_upstream_group_t));
+    if (g == NULL || gn_upstream_group_init(cf, g) != GN_OK
+        || (s = gn_array_push(&g->servers)) == NULL)
+    {
+        gn_conf_error(cf, "out of memory");
+        return NULL;
+    }
+
+    memset(s, 0, sizeof(gn_upstream_server_t));
+    s->weight = 1;
+    s->max_fails = 1;
+    s->fail_timeout = 10000;
+
+    err = gn_upstream_addr_parse(&s->addr, hostport, 0);
+    if (err != NULL) {
+        gn_conf_error(cf, "invalid upstream \"%.*s\": %s",
+                      GN_STR_ARG(hostport), err);
+        return NULL;
+    }
+
+    g->name = *hostport;
+    g->implicit = 1;
+    return g;
+}
+
+
+/* ---- the balancer (child) ---------------------------------------------- */
+
+static gn_upstream_rt_t *
+gn_upstream_rt(gn_upstream_group_t *g)
+{
+    gn_upstream_rt_t  *rt;
+
+    if (g->rt != NULL) {
+        return g->rt;
+    }
+
+    rt = calloc(1, sizeof(gn_upstream_rt_t));
+    if (rt == NULL) {
+        return NULL;
+    }
+    rt->peers = calloc(g->servers.nelts, sizeof(gn_upstream_peer_t));
+    if (rt->peers == NULL) {
+        free(rt);
+        return NULL;
+    }
+
+    g->rt = rt;                  /* the child's copy of the configuration */
+    return rt;
+}
+
+
+static gn_uint_t
+gn_upstream_usable(gn_upstream_server_t *s, gn_upstream_peer_t *p)
+{
+    if (s->down) {
+        return 0;
+    }
+
+    return s->max_fails == 0 || p->fails < s->max_fails
+           || gn_current_msec - p->failed_at >= s->fail_timeout;
+}
+
+
+/* The pick among the servers whose backup flag is `backup`, or -1. */
+static gn_int_t
+gn_upstream_pick(gn_upstream_group_t *g, gn_upstream_rt_t *rt,
+    const u_char *tried, gn_uint_t backup)
+{
+    gn_upstream_server_t  *s = g->servers.elts;
+    gn_upstream_peer_t    *p = rt->peers;
+    gn_uint_t              i, k, n = g->servers.nelts;
+    gn_int_t               best = -1, total = 0;
+
+    for (k = 0; k < n; k++) {
+        i = (rt->rr + k) % n;
+        if (s[i].backup != backup || tried[i]
+            || !gn_upstream_usable(&s[i], &p[i]))
+        {
+            continue;
+        }
+
+        if (g->method == GN_UPSTREAM_LEAST_CONN) {
+            /* active/weight < best's, cross-multiplied */
+            if (best == -1 || p[i].active * s[best].weight
+                              < p[best].active * s[i].weight)
+            {
+                best = (gn_int_t) i;
+            }
+            continue;
+        }
+
+        p[i].current += (gn_int_t) s[i].weight;
+        total += (gn_int_t) s[i].weight;
+        if (best == -1 || p[i].current > p[best].current) {
+            best = (gn_int_t) i;
+        }
+    }
+
+    if (best != -1) {
+        if (g->method == GN_UPSTREAM_LEAST_CONN) {
+            rt->rr = ((gn_uint_t) best + 1) % n;
+        } else {
+            p[best].current -= total;
+        }
+    }
+
+    return best;
+}
+
+
+/* ---- connections (child) ----------------------------------------------- */
+
+static void gn_upstream_io(gn_io_t *io, uint32_t events);
+static void gn_upstream_idle_expired(gn_timer_t *t);
+
+
+static gn_upstream_conn_t *
+gn_upstream_conn_alloc(void)
+{
+    gn_upstream_conn_t  *uc;
+    gn_uint_t            instance;
+
+    uc = gn_upstream_free;
+    if (uc != NULL) {
+        gn_upstream_free = uc->next;
+        instance = uc->io.instance;
+    } else {
+        uc = malloc(sizeof(gn_upstream_conn_t));
+        if (uc == NULL) {
+            return NULL;
+        }
+        instance = 0;
+    }
+
+    memset(uc, 0, sizeof(gn_upstream_conn_t));
+    uc->io.fd = -1;
+    uc->io.instance = instance + 1;     /* events of its last use: stale */
+    uc->io.handler = gn_upstream_io;
+    uc->io.data = uc;
+    gn_timer_init_node(&uc->idle, gn_upstream_idle_expired, uc);
+
+    return uc;
+}
+
+
+static void
+gn_upstream_io(gn_io_t *io, uint32_t events)
+{
+    gn_upstream_conn_t  *uc = io->data;
+
+    uc->handler(uc, events);
+}
+
+
+static void
+gn_upstream_unlink(gn_upstream_rt_t *rt, gn_upstream_conn_t *uc)
+{
+    if (uc->prev != NULL) {
+        uc->prev->next = uc->next;
+    } else {
+        rt->idle = uc->next;
+    }
+    if (uc->next != NULL) {
+        uc->next->prev = uc->prev;
+    } else {
+        rt->idle_tail = uc->prev;
+    }
+    uc->next = uc->prev = NULL;
+    rt->nidle--;
+    gn_timer_del(&uc->idle);
+}
+
+
+void
+gn_upstream_close(gn_upstream_conn_t *uc)
+{
+    if (uc->io.fd != -1) {
+        (void) close(uc->io.fd);          /* leaves the epoll set too */
+        uc->io.fd = -1;
+    }
+    gn_timer_del(&uc->idle);
+    uc->handler = NULL;
+    uc->next = gn_upstream_free;
+    gn_upstream_free = uc;
+}
+
+
+/* An idle connection's event: the server closed it or said something
+ * unasked (either way it cannot carry a request), or only the ACKs of
+ * what was sent freed room in the socket (edge-triggered: an EPOLLOUT),
+ * which changes nothing. */
+static void
+gn_upstream_idle_event(gn_upstream_conn_t *uc, uint32_t events)
+{
+    gn_upstream_rt_t  *rt = gn_upstream_rt(uc->group);
+
+    if (events != 0
+        && !(events & (GN_EV_IN | GN_EV_RDHUP | GN_EV_ERR)))
+    {
+        return;
+    }
+    gn_upstream_unlink(rt, uc);
+    gn_upstream_close(uc);
+}
+
+
+static void
+gn_upstream_idle_expired(gn_timer_t *t)
+{
+    gn_upstream_idle_event(t->data, 0);
+}
+
+
+/* A pooled connection to server i, alive as far as we can tell. */
+static gn_upstream_conn_t *
+gn_upstream_pooled(gn_upstream_rt_t *rt, gn_uint_t i)
+{
+    gn_upstream_conn_t  *uc, *next;
+    u_char               byte;
+    ssize_t              n;
+
+    for (uc = rt->idle; uc != NULL; uc = next) {
+        next = uc->next;
+        if (uc->server != i) {
+            continue;
+        }
+
+        gn_upstream_unlink(rt, uc);
+
+        /* its close may be in the kernel, its event not yet read */
+        n = recv(uc->io.fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+        if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            uc->reused = 1;
+            return uc;
+        }
+        gn_upstream_close(uc);
+    }
+
+    return NULL;
+}
+
+
+static gn_upstream_conn_t *
+gn_upstream_connect(gn_upstream_group_t *g, gn_uint_t i, const char **err)
+{
+    gn_upstream_server_t  *s = &((gn_upstream_server_t *) g->servers.elts)[i];
+    gn_upstream_conn_t    *uc;
+    int                    fd, one = 1;
+
+    uc = gn_upstream_conn_alloc();
+    if (uc == NULL) {
+        *err = "out of memory";
+        return NULL;
+    }
+
+    fd = socket(s->addr.sa.ss_family,
+                SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd == -1) {
+        *err = "socket() failed";
+        goto failed;
+    }
+    uc->io.fd = fd;
+
+    if (s->addr.sa.ss_family != AF_UNIX) {
+        (void) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    }
+
+    if (connect(fd, (struct sockaddr *) &s->addr.sa, s->addr.socklen) == -1
+        && errno != EINPROGRESS)
+    {
+        *err = "connect() failed";
+        goto failed;
+    }
+
+    if (gn_event_add(&uc->io, GN_EV_IN | GN_EV_OUT | GN_EV_RDHUP | GN_EV_ET)
+        != GN_OK)
+    {
+        *err = "epoll_ctl() failed";
+        goto failed;
+    }
+
+    return uc;
+
+failed:
+
+    one = errno;
+    gn_upstream_close(uc);
+    errno = one;
+    return NULL;
+}
+
+
+static void
+gn_upstream_failed(gn_upstream_group_t *g, gn_upstream_rt_t *rt,
+    gn_uint_t i)
+{
+    gn_upstream_server_t  *s = &((gn_upstream_server_t *) g->servers.elts)[i];
+    gn_upstream_peer_t    *p = &rt->peers[i];
+
+    if (s->max_fails == 0 || g->servers.nelts == 1) {
+        return;                 /* a lone server is never left out */
+    }
+
+    if (gn_current_msec - p->failed_at >= s->fail_timeout) {
+        p->fails = 0;                 /* the old failures are forgotten */
+    }
+    p->fails++;
+    p->failed_at = gn_current_msec;
+
+    if (p->fails == s->max_fails) {
+        gn_log_error(GN_LOG_WARN, NULL, 0, "upstream server %.*s of \"%.*s\" "
+                     "temporarily disabled for %lu ms after %lu failures",
+                     GN_STR_ARG(&s->addr.name), GN_STR_ARG(&g->name),
+                     (unsigned long) s->fail_timeout,
+                     (unsigned long) p->fails);
+    }
+}
+
+
+gn_upstream_conn_t *
+gn_upstream_get(gn_upstream_group_t *g, u_char *tried, gn_uint_t fresh,
+    gn_upstream_handler_pt handler, void *data, gn_uint_t *picked,
+    const char **err)
+{
+    gn_upstream_rt_t    *rt;
+    gn_upstream_conn_t  *uc;
+    gn_int_t             i;
+
+    *picked = (gn_uint_t) -1;
+    rt = gn_upstream_rt(g);
+    if (rt == NULL) {
+        return NULL;
+    }
+
+    i = gn_upstream_pick(g, rt, tried, 0);
+    if (i == -1) {
+        i = gn_upstream_pick(g, rt, tried, 1);
+    }
+    if (i == -1) {
+        return NULL;
+    }
+    tried[i] = 1;
+    *picked = (gn_uint_t) i;
+
+    uc = fresh ? NULL : gn_upstream_pooled(rt, (gn_uint_t) i);
+    if (uc == NULL) {
+        uc = gn_upstream_connect(g, (gn_uint_t) i, err);
+        if (uc == NULL) {
+            gn_upstream_failed(g, rt, (gn_uint_t) i);
+            return NULL;
+        }
+    }
+
+    uc->group = g;
+    uc->server = (gn_uint_t) i;
+    uc->handler = handler;
+    uc->data = data;
+    rt->peers[i].active++;
+
+    return uc;
+}
+
+
+int
+gn_upstream_connect_error(gn_upstream_conn_t *uc)
+{
+    int        err = 0;
+    socklen_t  len = sizeof(err);
+
+    if (getsockopt(uc->io.fd, SOL_SOCKET, SO_ERROR, &err, &len) == -1) {
+        return errno;
+    }
+
+    return err;
+}
+
+
+void
+gn_upstream_done(gn_upstream_conn_t *uc, gn_uint_t failed)
+{
+    gn_upstream_rt_t  *rt = gn_upstream_rt(uc->group);
+
+    rt->peers[uc->server].active--;
+
+    if (failed) {
+        gn_upstream_failed(uc->group, rt, uc->server);
+    } else {
+        rt->peers[uc->server].fails = 0;
+    }
+}
+
+
+void
+gn_upstream_keep(gn_upstream_conn_t *uc)
+{
+    gn_upstream_group_t  *g = uc->group;
+    gn_upstream_rt_t     *rt = gn_upstream_rt(g);
+
+    if (g->keepalive == 0 || uc->requests >= g->keepalive_requests) {
+        gn_upstream_close(uc);
+        return;
+    }
+
+    if (rt->nidle >= g->keepalive) {
+        gn_upstream_conn_t  *old = rt->idle_tail;
+
+        gn_upstream_unlink(rt, old);
+        gn_upstream_close(old);
+    }
+
+    uc->handler = gn_upstream_idle_event;
+    uc->data = NULL;
+    uc->prev = NULL;
+    uc->next = rt->idle;
+    if (rt->idle != NULL) {
+        rt->idle->prev = uc;
+    } else {
+        rt->idle_tail = uc;
+    }
+    rt->idle = uc;
+    rt->nidle++;
+    gn_timer_set(&uc->idle, g->keepalive_timeout);
+}

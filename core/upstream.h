@@ -1,0 +1,133 @@
+/*
+ * Upstreams: the servers a child talks to on behalf of its clients.
+ *
+ * Addresses are resolved when the configuration is loaded (master), so a
+ * name's later DNS changes are seen at the next reload. A group (the
+ * `upstream NAME { ... }` block, or the one server of a `proxy_pass
+ * http://HOST:PORT`) is configuration, shared by the children; what each
+ * child learns at run time (the balancer's weights, failures, the
+ * connections it keeps) is its own, made at its first use, as nginx's
+ * workers do without a `zone`.
+ *
+ * A connection to an upstream is a non-blocking socket in the child's
+ * event loop, never a blocking call: gn_upstream_get() hands out an idle
+ * pooled connection to the server it picks, or one being connected; the
+ * owner's handler then gets every event on it until it gives it back to
+ * the pool (gn_upstream_keep) or closes it (gn_upstream_close).
+ */
+
+#ifndef GN_CORE_UPSTREAM_H_INCLUDED
+#define GN_CORE_UPSTREAM_H_INCLUDED
+
+#include "gn_config.h"
+
+#include <sys/socket.h>
+
+#include "array.h"
+#include "conf.h"
+#include "event.h"
+#include "timer.h"
+#include "log.h"
+
+
+/* An upstream server's address: IPv4, IPv6 or unix:PATH. */
+typedef struct {
+    gn_str_t                 name;      /* as configured: "host:port" */
+    struct sockaddr_storage  sa;
+    socklen_t                socklen;
+} gn_upstream_addr_t;
+
+/* Resolves text ("HOST:PORT", "[IPv6]:PORT", or with unix_ok,
+ * "unix:PATH") into a; the first address a name has. NULL, or why not
+ * (for the caller's configuration error). Master, at load. */
+const char *gn_upstream_addr_parse(gn_upstream_addr_t *a,
+    const gn_str_t *text, gn_uint_t unix_ok);
+
+typedef struct {
+    gn_upstream_addr_t   addr;
+    gn_uint_t            weight;         /* default 1 */
+    gn_uint_t            max_fails;      /* 0: never taken out */
+    gn_msec_t            fail_timeout;   /* default 10 s */
+    gn_uint_t            backup;         /* only when the others fail */
+    gn_uint_t            down;           /* never used */
+} gn_upstream_server_t;
+
+#define GN_UPSTREAM_RR          0        /* weighted round robin */
+#define GN_UPSTREAM_LEAST_CONN  1
+
+typedef struct gn_upstream_rt_s  gn_upstream_rt_t;
+
+typedef struct {
+    gn_str_t             name;           /* NAME, or the URL's host:port */
+    gn_array_t           servers;        /* of gn_upstream_server_t */
+    gn_uint_t            method;         /* GN_UPSTREAM_RR, ... */
+    gn_uint_t            keepalive;      /* idle connections kept per
+                                            child; 0: none */
+    gn_msec_t            keepalive_timeout;
+    gn_uint_t            keepalive_requests;
+    gn_uint_t            implicit;       /* made for one proxy_pass URL */
+    gn_upstream_rt_t    *rt;             /* child: its own state, made at
+                                            its first use */
+} gn_upstream_group_t;
+
+/* Parses an `upstream NAME { ... }` block into a new group (a
+ * GN_CONF_BLOCK handler's body: cf->args holds "upstream NAME"). */
+char *gn_upstream_block(gn_conf_t *cf, gn_upstream_group_t *g);
+
+/* The group of a URL's single server (proxy_pass http://HOST:PORT):
+ * resolved, no pooling (as nginx). NULL with cf->err filled. */
+gn_upstream_group_t *gn_upstream_implicit(gn_conf_t *cf,
+    const gn_str_t *hostport);
+
+
+typedef struct gn_upstream_conn_s  gn_upstream_conn_t;
+
+typedef void (*gn_upstream_handler_pt)(gn_upstream_conn_t *uc,
+    uint32_t events);
+
+struct gn_upstream_conn_s {
+    gn_io_t                  io;         /* first: events find us */
+    gn_upstream_handler_pt   handler;    /* the owner's, on every event */
+    void                    *data;       /* the owner's */
+    gn_upstream_group_t     *group;
+    gn_uint_t                server;     /* in group->servers */
+    gn_uint_t                requests;   /* sent on it so far */
+    unsigned                 connected:1;  /* connect() completed */
+    unsigned                 reused:1;     /* came from the pool */
+    gn_timer_t               idle;       /* in the pool: its limit */
+    gn_upstream_conn_t      *next;       /* the pool, or the free list */
+    gn_upstream_conn_t      *prev;
+};
+
+/*
+ * Child only. A connection to a server of g that tried[] (one flag per
+ * server, g->servers.nelts of them) does not mark: the balancer's pick
+ * among those up, else the backups, else NULL with *picked (gn_uint_t)
+ * -1 (none left). Unless `fresh`, an idle pooled connection to it when
+ * there is one (reused set), else a new one whose connect() is in
+ * progress (connected clear: the handler's first GN_EV_OUT says it
+ * completed, or failed: gn_upstream_connect_error tells). The pick is
+ * *picked, and marked in tried[]. NULL with *err set (and errno) when
+ * the socket could not be made (the server is counted as failed).
+ */
+gn_upstream_conn_t *gn_upstream_get(gn_upstream_group_t *g, u_char *tried,
+    gn_uint_t fresh, gn_upstream_handler_pt handler, void *data,
+    gn_uint_t *picked, const char **err);
+
+/* After connect() completed on uc: 0, or its error (an errno). */
+int gn_upstream_connect_error(gn_upstream_conn_t *uc);
+
+/* The request on uc is done: failed says whether the server failed it
+ * (refused, timed out, garbage: passive health, max_fails), for the
+ * balancer's accounting. Called once per gn_upstream_get. */
+void gn_upstream_done(gn_upstream_conn_t *uc, gn_uint_t failed);
+
+/* uc's response was read whole and it may be reused: it goes to the
+ * pool of its group (or is closed: no keepalive, the pool full --
+ * the oldest goes --, keepalive_requests reached). */
+void gn_upstream_keep(gn_upstream_conn_t *uc);
+
+/* Closes uc now; the caller must not touch it again. */
+void gn_upstream_close(gn_upstream_conn_t *uc);
+
+#endif /* GN_CORE_UPSTREAM_H_INCLUDED */

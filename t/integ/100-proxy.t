@@ -1,0 +1,435 @@
+#!/usr/bin/perl
+
+# The reverse proxy (issue 22, items 1, 2 and 5 as far as they are
+# built): `upstream` groups (weighted round robin, least_conn, backup,
+# max_fails), `proxy_pass` to a group or a URL with nginx's URI rules,
+# HTTP/1.1 to the upstream over connections pooled per child, the
+# request's fields less the hop-by-hop ones, proxy_set_header with
+# variables, bodies by Content-Length, chunked and up to the close,
+# proxy_redirect default, the timeouts, proxy_next_upstream, and the
+# errors: a refused server is skipped, garbage and an oversized head are
+# 502, silence is 504, a response the upstream cuts is cut at the client
+# too, one longer than its Content-Length is cut to it and its
+# connection not kept. Many clients over a small pool each get their own
+# bytes. The backends are t/lib/backend.py, started here.
+
+use strict;
+use warnings;
+
+use Test::More;
+use IO::Socket::INET;
+use POSIX qw(:sys_wait_h);
+use Time::HiRes qw(sleep time);
+use GnTest;
+use GnBackend;
+
+my $t = GnTest->new(timeout => 120);
+GnBackend::init($t);
+
+my ($b1, $b2, $b3) = ($t->port(1), $t->port(2), $t->port(3));
+my $dead = $t->port(4);                  # nothing listens there
+
+$t->write_conf(<<"EOF");
+user %%USER%%;
+children 1;
+error_log logs/error.log info;
+log_format up '\$request_uri \$status [\$upstream_addr] [\$upstream_status] '
+              '[\$upstream_connect_time] \$proxy_host';
+access_log logs/access.log up;
+
+upstream app {
+    server 127.0.0.1:$b1;
+    server 127.0.0.1:$b2;
+    keepalive 4;
+}
+
+upstream weighted {
+    server 127.0.0.1:$b1 weight=3;
+    server 127.0.0.1:$b2;
+}
+
+upstream flaky {
+    server 127.0.0.1:$dead max_fails=1 fail_timeout=30s;
+    server 127.0.0.1:$b1;
+    keepalive 2;
+}
+
+upstream spare {
+    server 127.0.0.1:$dead;
+    server 127.0.0.1:$b3 backup;
+}
+
+upstream gone {
+    server 127.0.0.1:$dead;
+}
+
+upstream least {
+    least_conn;
+    server 127.0.0.1:$b1;
+    server 127.0.0.1:$b2;
+    keepalive 8;
+}
+
+upstream small {
+    server 127.0.0.1:$b1;
+    keepalive 2;
+}
+
+upstream pair {
+    server 127.0.0.1:$b1 max_fails=0;
+    server 127.0.0.1:$b2 max_fails=0;
+}
+
+server {
+    listen 127.0.0.1:%%PORT_0%% http2;
+    proxy_read_timeout 2s;
+
+    location / { proxy_pass http://app; }
+    location /w/ { proxy_pass http://weighted/; }
+    location /f/ { proxy_pass http://flaky/; }
+    location /s/ { proxy_pass http://spare/; }
+    location /gone/ { proxy_pass http://gone/; }
+    location /lc/ { proxy_pass http://least/; }
+    location /small/ { proxy_pass http://small/; }
+    location /e/ { proxy_pass http://127.0.0.1:$b1/echo/; }
+    location /raw/ { proxy_pass http://127.0.0.1:$b1; }
+    location /noredir/ {
+        proxy_pass http://127.0.0.1:$b1/;
+        proxy_redirect off;
+    }
+    location /app1/ { proxy_pass http://127.0.0.1:$b1/; }
+    location /hdr/ {
+        proxy_pass http://127.0.0.1:$b1/echo/;
+        proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for;
+        proxy_set_header X-Real-IP \$remote_addr;
+        proxy_set_header X-Forwarded-Proto \$scheme;
+        proxy_set_header Accept "";
+    }
+    location /nohdr/ {
+        proxy_pass http://127.0.0.1:$b1/echo/;
+        proxy_pass_request_headers off;
+    }
+    location /x/ { proxy_pass http://127.0.0.1:$b1/; }
+    location /tmo/ {
+        proxy_pass http://pair/;
+        proxy_read_timeout 1s;
+    }
+    location /next503/ {
+        proxy_pass http://pair/;
+        proxy_next_upstream error timeout http_503;
+    }
+    location /nonext/ {
+        proxy_pass http://flaky/;
+        proxy_next_upstream off;
+    }
+    location /short/ {
+        proxy_pass http://127.0.0.1:$b1/;
+        proxy_buffer_size 1k;
+    }
+}
+EOF
+
+my %pid;
+$pid{1} = GnBackend::start($t, $b1, 'b1');
+$pid{2} = GnBackend::start($t, $b2, 'b2');
+$pid{3} = GnBackend::start($t, $b3, 'b3');
+$t->run;
+
+my $pattern = '0123456789';
+sub pattern { my ($n) = @_; return substr($pattern x ($n / 10 + 1), 0, $n); }
+
+sub get { my ($path, %o) = @_; return $t->http_get($path, %o); }
+
+# ---- a group, round robin, the pool ----------------------------------------
+
+my @ids = map { get('/id')->{body} } 1 .. 4;
+is(join('', @ids), "b1\nb2\nb1\nb2\n", 'round robin over the group');
+
+my @w = map { get('/w/id')->{body} } 1 .. 8;
+is(scalar(grep { $_ eq "b1\n" } @w), 6, 'weight=3: three of every four');
+unlike(join('', @w), qr/(b1\n){4}/, 'smooth: never four b1 in a row');
+
+my $before = GnBackend::stats($t, $b1)->{conns}
+             + GnBackend::stats($t, $b2)->{conns};
+my @rs = $t->http_keepalive([map { $t->request('/size/100', keepalive => 1) }
+                             1 .. 30]);
+is(scalar(grep { ($_->{status} // 0) == 200
+                 && $_->{body} eq pattern(100) } @rs), 30,
+   '30 requests on one client connection');
+my $after = GnBackend::stats($t, $b1)->{conns}
+            + GnBackend::stats($t, $b2)->{conns};
+# +2: the stats requests themselves, made straight to the backends
+ok($after - $before <= 2 + 2, "the pool: at most one upstream connection "
+   . "per server (" . ($after - $before - 2) . ")");
+
+# ---- the request sent ------------------------------------------------------
+
+my $r = get('/e/a%20b?x=1&y=%41');
+like($r->{body}, qr{^GET /echo/a%20b\?x=1&y=%41 HTTP/1\.1\r\n},
+     'a URI part replaces the location prefix; query as it came');
+like($r->{body}, qr{^Host: 127\.0\.0\.1:$b1\r$}m, 'Host: $proxy_host');
+like($r->{body}, qr{^Connection: close\r$}m,
+     'an upstream without keepalive gets Connection: close');
+
+$r = get('/echo/hop', headers => ['Connection: close, X-Hop', 'X-Hop: 1',
+                                  'Keep-Alive: 5', 'TE: trailers',
+                                  'X-Keep: yes', 'Upgrade: foo']);
+my $echo = $r->{body};
+like($echo, qr{^Host: app\r$}m, 'Host: $proxy_host, an upstream\'s name');
+like($echo, qr{^X-Keep: yes\r$}m, 'an end-to-end field passes');
+unlike($echo, qr{^(X-Hop|Keep-Alive|TE|Upgrade):}mi,
+       'hop-by-hop fields do not, nor what Connection names');
+unlike($echo, qr{^Connection:}mi, 'a pooled upstream gets no Connection');
+
+$r = get('/raw/echo/%7Euser/./x?q');
+like($r->{body}, qr{^GET /raw/echo/%7Euser/\./x\?q HTTP/1\.1\r\n},
+     'no URI part: the target goes as the client sent it');
+
+$r = get('/echo/post', method => 'POST', body => 'x' x 100000);
+like($r->{body}, qr{^POST /echo/post HTTP/1\.1\r\n}, 'POST');
+like($r->{body}, qr{^Content-Length: 100000\r$}m, 'its Content-Length');
+ok(substr($r->{body}, -100000) eq 'x' x 100000, 'and its body, whole');
+
+my $chunked_req = "POST /e/chunked HTTP/1.1\r\nHost: localhost\r\n"
+    . "Connection: close\r\nTransfer-Encoding: chunked\r\n\r\n"
+    . "5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n";
+$r = $t->http($chunked_req);
+like($r->{body}, qr{^Content-Length: 11\r$}m,
+     'a chunked request body goes with its length');
+like($r->{body}, qr{\r\n\r\nhello world$}, '... and its bytes');
+unlike($r->{body}, qr{^Transfer-Encoding:}mi, '... not chunked');
+
+$r = get('/hdr/x', headers => ['X-Forwarded-For: 192.0.2.1',
+                               'Accept: text/html']);
+like($r->{body}, qr{^X-Forwarded-For: 192\.0\.2\.1, 127\.0\.0\.1\r$}m,
+     'proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for');
+like($r->{body}, qr{^X-Real-IP: 127\.0\.0\.1\r$}m, 'X-Real-IP $remote_addr');
+like($r->{body}, qr{^X-Forwarded-Proto: http\r$}m, '$scheme');
+unlike($r->{body}, qr{^Accept:}mi, 'an empty value: the field is not sent');
+like($r->{body}, qr{^Host: 127\.0\.0\.1:$b1\r$}m,
+     'Host $proxy_host stays with a list of our own');
+
+$r = get('/nohdr/x', headers => ['X-Keep: yes']);
+unlike($r->{body}, qr{^X-Keep:}mi, 'proxy_pass_request_headers off');
+like($r->{body}, qr{^Host: }m, '... Host still sent');
+
+# ---- the response relayed --------------------------------------------------
+
+$r = get('/size/1048576');
+is($r->{status}, 200, '1 MiB: 200');
+is($r->{headers}{'content-length'}, 1048576, '... its Content-Length kept');
+ok($r->{body} eq pattern(1048576), '... every byte');
+
+$r = get('/chunked/100000');
+is($r->{headers}{'transfer-encoding'}, 'chunked', 'chunked: chunked on');
+ok($r->{body} eq pattern(100000), '... the bytes decoded and framed again');
+
+$r = get('/chunked/3000', version => '1.0');
+ok(!exists $r->{headers}{'transfer-encoding'}
+   && ($r->{headers}{connection} // '') eq 'close'
+   && $r->{body} eq pattern(3000), 'chunked to an HTTP/1.0 client: '
+   . 'up to the close');
+
+$r = get('/close/5000');
+ok($r->{body} eq pattern(5000), 'a body up to the close');
+
+$r = $t->http($t->request('/size/100', method => 'HEAD'));
+is($r->{headers}{'content-length'}, 100, 'HEAD: the upstream length');
+is($r->{body}, '', '... and no body');
+
+$r = get('/status/404');
+is($r->{status}, 404, 'a 404 passes');
+like($r->{body}, qr/^status 404 from b\d$/, '... with its body');
+
+$r = get('/echo/ct');
+is($r->{headers}{'content-type'}, 'text/plain', 'Content-Type passes');
+like($r->{headers}{server} // '', qr/^gannet/, 'Server is ours');
+
+$r = get('/app1/redirect/two/x');
+is($r->{status}, 302, 'a redirect');
+is($r->{headers}{location}, '/app1/two/x',
+   'proxy_redirect default: into the location');
+$r = get('/noredir/redirect/two/x');
+is($r->{headers}{location}, "http://127.0.0.1:$b1/two/x",
+   'proxy_redirect off: as the upstream said');
+
+# ---- errors -----------------------------------------------------------------
+
+$r = get('/f/id');
+is($r->{body}, "b1\n", 'a refused server: the next one answers');
+$r = get('/f/id');
+is($r->{body}, "b1\n", '... and again');
+my $log = $t->read_file("$t->{dir}/logs/access.log");
+like($log, qr{^/f/id 200 \[127\.0\.0\.1:$dead, 127\.0\.0\.1:$b1\] \[502, 200\]}m,
+     '$upstream_addr and $upstream_status of both tries');
+like($log, qr{^/f/id 200 \[127\.0\.0\.1:$b1\] \[200\]}m,
+     'max_fails=1: the failed server is left out for fail_timeout');
+
+$r = get('/nonext/id');
+ok($r->{status} == 200 || $r->{status} == 502,
+   'proxy_next_upstream off: one try');
+
+$r = get('/s/id');
+is($r->{body}, "b3\n", 'the backup serves when the primary cannot');
+
+$r = get('/gone/id');
+is($r->{status}, 502, 'no server left: 502');
+
+$r = get('/x/garble');
+is($r->{status}, 502, 'a garbled response head: 502');
+
+$r = get('/short/size/10', headers => ['X-Big: ' . ('a' x 2000)]);
+is($r->{status}, 200, 'proxy_buffer_size 1k: a small head passes');
+$r = get('/short/redirect/' . ('a' x 1500));
+is($r->{status}, 502, '... a larger head is 502');
+
+my $t0 = time();
+$r = get('/tmo/silent');
+is($r->{status}, 504, 'proxy_read_timeout, each server tried: 504');
+ok(time() - $t0 < GnTest::slow(10), '... in its time');
+$log = $t->read_file("$t->{dir}/logs/access.log");
+like($log, qr{^/tmo/silent 504 \[[^\]]*, [^\]]*\] \[504, 504\]}m,
+     '... both tries in the log');
+
+$r = get('/x/cut/50000');
+ok($r->{error} && $r->{error} =~ /incomplete|closed/,
+   'a cut response is cut at the client too') or diag(explain($r));
+
+$r = get('/x/extra');
+is($r->{body}, '01234', 'more than Content-Length: cut to it');
+$r = get('/x/id');
+is($r->{body}, "b1\n", '... and the next request is fine');
+
+$r = get('/next503/status/503');
+is($r->{status}, 503, 'http_503 in proxy_next_upstream: both tried');
+$log = $t->read_file("$t->{dir}/logs/access.log");
+like($log, qr{^/next503/status/503 503 \[[^\]]*, [^\]]*\] \[503, 503\]}m,
+     '... as the log says');
+
+$r = get('/status/503');
+is($r->{status}, 503, 'without it, the first 503 is the answer');
+
+$r = get('/id');
+like($r->{body}, qr/^b\d\n$/, 'the group still serves');
+
+$r = get('/x/ws');
+is($r->{status}, 502, 'an upgrade is refused for now (502)');
+
+$r = get('/e/x', method => 'POST', body => 'abc');
+is($r->{status}, 200, 'a POST after all that');
+
+# a backend restarted under the pool: idle connections it closed are
+# dropped, and the next request goes on a new one
+get('/small/id') for 1 .. 3;
+GnBackend::stop($pid{1});
+$pid{1} = GnBackend::start($t, $b1, 'b1');
+$r = get('/small/id');
+is($r->{body}, "b1\n", 'a restarted backend: the pool recovers (GET)');
+$r = get('/small/echo/p', method => 'POST', body => 'abc');
+is($r->{status}, 200, '... and POST');
+
+# ---- HTTP/2 clients ----------------------------------------------------------
+
+SKIP: {
+    my ($rc, $body) = $t->curl('--http2-prior-knowledge',
+                               "http://127.0.0.1:" . $t->port(0)
+                               . "/size/300000");
+    skip('curl cannot speak HTTP/2 in the clear', 3) if $rc == 2;
+    ok($rc == 0 && $body eq pattern(300000), 'HTTP/2: a proxied body');
+    ($rc, $body) = $t->curl('--http2-prior-knowledge',
+                            "http://127.0.0.1:" . $t->port(0)
+                            . "/chunked/50000");
+    ok($rc == 0 && $body eq pattern(50000), 'HTTP/2: a chunked one');
+    ($rc, $body) = $t->curl('--http2-prior-knowledge', '--data-binary',
+                            'h2 body', "http://127.0.0.1:" . $t->port(0)
+                            . "/echo/h2");
+    like($body, qr{^POST /echo/h2 HTTP/1\.1\r\n.*\r\n\r\nh2 body$}s,
+         'HTTP/2: a POST goes to the upstream as HTTP/1.1');
+}
+
+# ---- a client that goes, a client that is slow ---------------------------------
+
+{
+    my $s = $t->connect;
+    $t->write_all($s, $t->request('/x/size/20000000'));
+    my $got = '';
+    while (length($got) < 100000) {
+        my $n = sysread($s, $got, 65536, length $got);
+        last unless $n;
+    }
+    close $s;
+    sleep(0.3);
+    $r = get('/x/id');
+    is($r->{body}, "b1\n", 'a client gone mid-response: the next is served');
+}
+
+SKIP: {
+    skip('memory is not measured under valgrind', 2) if GnTest::valgrind();
+    my ($kid) = $t->children;
+    my $rss = sub {
+        my $st = $t->read_file("/proc/$kid/status") // '';
+        return $st =~ /^VmRSS:\s+(\d+) kB/m ? $1 : 0;
+    };
+    my $before_kb = $rss->();
+    my $s = $t->connect(rcvbuf => 4096);
+    $t->write_all($s, $t->request('/x/size/60000000'));
+    my $got = '';
+    for (1 .. 40) {
+        my $n = sysread($s, $got, 4096, length $got);
+        last unless $n;
+        sleep(0.01);
+    }
+    sleep(0.5);
+    my $during_kb = $rss->();
+    close $s;
+    ok(length($got) > 0, 'a slow client gets its first bytes');
+    ok($during_kb - $before_kb < 16 * 1024,
+       'a fast upstream and a slow client: the child grew by '
+       . ($during_kb - $before_kb) . ' kB, not by 60 MB');
+}
+
+# ---- many clients, a small pool: each gets its own bytes --------------------
+
+my $nproc = 10;
+my @kids;
+for my $k (1 .. $nproc) {
+    my $kid = fork();
+    die "fork: $!" unless defined $kid;
+    if ($kid == 0) {
+        my $bad = 0;
+        srand($k);
+        my @sizes = map { 1 + int(rand(200000)) } 1 .. 20;
+        my @res = $t->http_keepalive([map {
+            $t->request("/lc/size/$_", keepalive => 1) } @sizes]);
+        for my $i (0 .. $#sizes) {
+            $bad++ unless ($res[$i]{status} // 0) == 200
+                          && $res[$i]{body} eq pattern($sizes[$i]);
+        }
+        POSIX::_exit($bad > 255 ? 255 : $bad);
+    }
+    push @kids, $kid;
+}
+my $bad = 0;
+for (@kids) { waitpid($_, 0); $bad += $? >> 8; }
+is($bad, 0, "$nproc clients x 20 responses over a pool of 8: every body "
+   . "its own");
+my $open = GnBackend::stats($t, $b1)->{open} + GnBackend::stats($t, $b2)->{open};
+ok($open <= 8 + 4 + 2 + 2 + 2, "upstream connections open: $open");
+
+my $el = $t->error_log;
+like($el, qr/\[error\].*connect\(\) failed while connecting to upstream, upstream: 127\.0\.0\.1:$dead \(111: Connection refused\)/,
+     'the error log: a refused connect, with the upstream');
+like($el, qr/\[warn\].*upstream server 127\.0\.0\.1:$dead of "flaky" temporarily disabled/,
+     '... a server taken out');
+like($el, qr/\[error\].*upstream timed out while reading the response head/,
+     '... a timeout');
+like($el, qr/\[error\].*upstream closed the connection early while reading the response from upstream 127\.0\.0\.1:$b1/,
+     '... a cut response');
+like($el, qr/\[error\].*invalid response head/, '... garbage');
+like($el, qr/\[warn\].*more data than its response framed/,
+     '... a response longer than its length');
+like($el, qr/\[error\].*no live upstreams in "gone"/, '... none left');
+
+$t->stop;
+
+done_testing();

@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""A small HTTP/1.1 backend for the proxy tests (t/integ/100-proxy.t).
+
+    backend.py PORT NAME
+
+Listens on 127.0.0.1:PORT, keeps connections alive as HTTP/1.1 allows,
+reads request bodies by Content-Length or chunked, and answers by path:
+
+  .../echo...        200, the request as seen: its request line, its
+                     fields (one per line, as received), and its body
+  /size/N            N bytes (a pattern: byte i is "0123456789"[i % 10]),
+                     with Content-Length
+  /chunked/N         the same N bytes, chunked in pieces of up to 1000
+  /close/N           the same N bytes, no length: ends with the close
+  /id                "NAME\n" (which backend answered)
+  /status/NNN        NNN with a short body
+  /delay/MS/rest     waits MS ms, then answers /rest
+  /cut/N             promises 2N bytes, sends N, closes
+  /extra             promises 5 bytes, sends 10
+  /garble            a response head that is not one
+  /silent            reads the request, never answers
+  /drop              reads the request, closes without answering
+  /redirect/PATH     302 to http://HOST/PATH, HOST its Host field
+  /stats             "conns=C requests=R open=O\n": connections accepted
+                     and requests read since the start, connections
+                     open now
+  /ws                101 Switching Protocols (the proxy refuses it)
+
+Exits on SIGTERM, or after 15 minutes. Standard library only.
+"""
+
+import asyncio
+import signal
+import sys
+
+PATTERN = b"0123456789"
+
+
+def pattern(n):
+    return (PATTERN * (n // 10 + 1))[:n]
+
+
+class Backend:
+    def __init__(self, name):
+        self.name = name
+        self.conns = 0
+        self.requests = 0
+        self.open = 0
+
+    async def read_request(self, reader):
+        head = await reader.readuntil(b"\r\n\r\n")
+        lines = head[:-4].split(b"\r\n")
+        method, target, _ = lines[0].split(b" ", 2)
+        fields = []
+        for line in lines[1:]:
+            name, _, value = line.partition(b":")
+            fields.append((name.strip(), value.strip()))
+        body = b""
+        length = None
+        chunked = False
+        for name, value in fields:
+            if name.lower() == b"content-length":
+                length = int(value)
+            if name.lower() == b"transfer-encoding":
+                chunked = value.lower() == b"chunked"
+        if chunked:
+            while True:
+                size = int((await reader.readuntil(b"\r\n")).split(b";")[0],
+                           16)
+                if size == 0:
+                    await reader.readuntil(b"\r\n")
+                    break
+                body += await reader.readexactly(size)
+                await reader.readexactly(2)
+        elif length:
+            body = await reader.readexactly(length)
+        return method, target, fields, body, head
+
+    @staticmethod
+    def response(status, body, fields=(), length=True):
+        out = b"HTTP/1.1 %d X\r\n" % status
+        for name, value in fields:
+            out += name + b": " + value + b"\r\n"
+        if length:
+            out += b"Content-Length: %d\r\n" % len(body)
+        return out + b"\r\n" + body
+
+    async def answer(self, method, target, fields, body, head, writer):
+        """Writes the answer; returns False when the connection ends."""
+        path = target.split(b"?")[0].decode()
+        parts = path.split("/")
+        host = b""
+        for name, value in fields:
+            if name.lower() == b"host":
+                host = value
+        bodiless = method == b"HEAD"
+
+        def send(data):
+            if bodiless:
+                data = data.split(b"\r\n\r\n", 1)[0] + b"\r\n\r\n"
+            writer.write(data)
+
+        if path.startswith("/delay/"):
+            await asyncio.sleep(int(parts[2]) / 1000)
+            target = ("/" + "/".join(parts[3:])).encode()
+            return await self.answer(method, target, fields, body, head,
+                                     writer)
+        if "/echo" in path:
+            send(self.response(200, head + body,
+                               [(b"Content-Type", b"text/plain")]))
+        elif path.startswith("/size/"):
+            send(self.response(200, pattern(int(parts[2]))))
+        elif path.startswith("/chunked/"):
+            data = pattern(int(parts[2]))
+            out = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+            for i in range(0, len(data), 1000):
+                piece = data[i:i + 1000]
+                out += b"%x\r\n" % len(piece) + piece + b"\r\n"
+            send(out + b"0\r\n\r\n")
+        elif path.startswith("/close/"):
+            send(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n"
+                 + pattern(int(parts[2])))
+            return False
+        elif path == "/id":
+            send(self.response(200, self.name.encode() + b"\n"))
+        elif path.startswith("/status/"):
+            send(self.response(int(parts[2]), b"status " + parts[2].encode()
+                               + b" from " + self.name.encode() + b"\n"))
+        elif path.startswith("/cut/"):
+            n = int(parts[2])
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n"
+                         % (2 * n) + pattern(n))
+            return False
+        elif path == "/extra":
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n"
+                         b"0123456789")
+        elif path == "/garble":
+            writer.write(b"this is no HTTP response\r\n\r\n")
+            return False
+        elif path == "/silent":
+            await asyncio.sleep(3600)
+        elif path == "/drop":
+            return False
+        elif path.startswith("/redirect/"):
+            send(self.response(302, b"", [(b"Location", b"http://" + host
+                                           + b"/" + "/".join(parts[2:])
+                                           .encode())]))
+        elif path == "/stats":
+            send(self.response(200, b"conns=%d requests=%d open=%d\n"
+                               % (self.conns, self.requests, self.open)))
+        elif path == "/ws":
+            writer.write(b"HTTP/1.1 101 Switching Protocols\r\n"
+                         b"Upgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
+            return False
+        else:
+            send(self.response(404, b"no such path\n"))
+        return True
+
+    async def serve(self, reader, writer):
+        self.conns += 1
+        self.open += 1
+        try:
+            while True:
+                try:
+                    req = await self.read_request(reader)
+                except (asyncio.IncompleteReadError, ConnectionError,
+                        ValueError):
+                    break
+                self.requests += 1
+                if not await self.answer(*req, writer):
+                    break
+                await writer.drain()
+            await writer.drain()
+        except ConnectionError:
+            pass
+        finally:
+            self.open -= 1
+            writer.close()
+
+
+async def main():
+    port, name = int(sys.argv[1]), sys.argv[2]
+    backend = Backend(name)
+    server = await asyncio.start_server(backend.serve, "127.0.0.1", port,
+                                        reuse_address=True)
+    loop = asyncio.get_running_loop()
+    stop = loop.create_future()
+    loop.add_signal_handler(signal.SIGTERM, stop.set_result, None)
+    # a test that died without stopping it: gone in 15 minutes anyway
+    loop.call_later(900, lambda: stop.done() or stop.set_result(None))
+    print("ready", flush=True)
+    async with server:
+        await stop
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

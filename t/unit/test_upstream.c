@@ -1,0 +1,290 @@
+/*
+ * Unit tests for upstream groups (core/upstream.c), through its API on
+ * real loopback sockets: address parsing; smooth weighted round robin
+ * (5:1:1 gives a a b a c a a, as nginx's); tried servers, `down` ones
+ * and failed ones (max_fails within fail_timeout) left out, and taken
+ * back after fail_timeout; a lone server never left out; backups only
+ * when no primary can serve; least_conn by active connections per
+ * weight; the pool: a kept connection is handed out again, keepalive
+ * bounds what is kept, keepalive_requests retires one, a connection the
+ * server closed while idle is not handed out.
+ */
+
+#include "gn_config.h"
+
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include "upstream.h"
+#include "str.h"
+#include "../tap.h"
+
+
+#define NSRV  3
+
+static int                 lfd[NSRV];
+static gn_upstream_addr_t  addrs[NSRV];
+
+
+static void
+noop(gn_upstream_conn_t *uc, uint32_t events)
+{
+    (void) uc;
+    (void) events;
+}
+
+
+static void
+listeners(void)
+{
+    struct sockaddr_in  sin;
+    socklen_t           len;
+    gn_uint_t           i;
+
+    for (i = 0; i < NSRV; i++) {
+        lfd[i] = socket(AF_INET, SOCK_STREAM, 0);
+        memset(&sin, 0, sizeof(sin));
+        sin.sin_family = AF_INET;
+        sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        if (bind(lfd[i], (struct sockaddr *) &sin, sizeof(sin)) == -1
+            || listen(lfd[i], 64) == -1)
+        {
+            perror("bind/listen");
+            exit(1);
+        }
+        len = sizeof(addrs[i].sa);
+        getsockname(lfd[i], (struct sockaddr *) &addrs[i].sa, &len);
+        addrs[i].socklen = len;
+        gn_str_set(&addrs[i].name, "srv");
+    }
+}
+
+
+static void
+group(gn_upstream_group_t *g, gn_pool_t *pool, gn_uint_t n,
+    const gn_uint_t *weights)
+{
+    gn_upstream_server_t  *s;
+    gn_uint_t              i;
+
+    memset(g, 0, sizeof(gn_upstream_group_t));
+    gn_str_set(&g->name, "test");
+    gn_array_init(&g->servers, pool, n, sizeof(gn_upstream_server_t));
+    for (i = 0; i < n; i++) {
+        s = gn_array_push(&g->servers);
+        memset(s, 0, sizeof(gn_upstream_server_t));
+        s->addr = addrs[i];
+        s->weight = weights ? weights[i] : 1;
+        s->max_fails = 1;
+        s->fail_timeout = 10000;
+    }
+    g->keepalive_timeout = 60000;
+    g->keepalive_requests = 1000;
+}
+
+
+/* The server of the next pick, released at once (-1: none). */
+static gn_int_t
+pick(gn_upstream_group_t *g, u_char *tried, gn_uint_t failed)
+{
+    gn_upstream_conn_t  *uc;
+    const char          *err = NULL;
+    gn_uint_t            picked;
+    u_char               none[NSRV] = { 0 };
+
+    uc = gn_upstream_get(g, tried ? tried : none, 1, noop, NULL, &picked,
+                         &err);
+    if (uc == NULL) {
+        return picked == (gn_uint_t) -1 ? -1 : -2;
+    }
+    gn_upstream_done(uc, failed);
+    gn_upstream_close(uc);
+    return (gn_int_t) picked;
+}
+
+
+/* The server's end of client socket fd (earlier tests left others in
+ * the listener's queue). */
+static int
+accept_peer(int l, int fd)
+{
+    struct sockaddr_in  me, peer;
+    socklen_t           len;
+    int                 k;
+
+    len = sizeof(me);
+    getsockname(fd, (struct sockaddr *) &me, &len);
+    for ( ;; ) {
+        k = accept(l, NULL, NULL);
+        len = sizeof(peer);
+        if (k == -1 || getpeername(k, (struct sockaddr *) &peer, &len) == -1
+            || peer.sin_port == me.sin_port)
+        {
+            return k;
+        }
+        close(k);
+    }
+}
+
+
+static void
+test_addr(void)
+{
+    gn_upstream_addr_t  a;
+    gn_str_t            s;
+
+    gn_str_set(&s, "127.0.0.1:8080");
+    ok(gn_upstream_addr_parse(&a, &s, 0) == NULL
+       && a.sa.ss_family == AF_INET
+       && ntohs(((struct sockaddr_in *) &a.sa)->sin_port) == 8080,
+       "addr: IPv4:port");
+    gn_str_set(&s, "[::1]:443");
+    ok(gn_upstream_addr_parse(&a, &s, 0) == NULL
+       && a.sa.ss_family == AF_INET6, "addr: [IPv6]:port");
+    gn_str_set(&s, "unix:/run/app.sock");
+    ok(gn_upstream_addr_parse(&a, &s, 1) == NULL
+       && a.sa.ss_family == AF_UNIX, "addr: unix:PATH where allowed");
+    ok(gn_upstream_addr_parse(&a, &s, 0) != NULL,
+       "addr: ... refused elsewhere");
+    gn_str_set(&s, "127.0.0.1");
+    ok(gn_upstream_addr_parse(&a, &s, 0) != NULL, "addr: no port");
+    gn_str_set(&s, "127.0.0.1:0");
+    is_str(gn_upstream_addr_parse(&a, &s, 0), 12, "invalid port",
+           "addr: port 0");
+    gn_str_set(&s, "127.0.0.1:65536");
+    ok(gn_upstream_addr_parse(&a, &s, 0) != NULL, "addr: port 65536");
+    gn_str_set(&s, "[::1:80");
+    ok(gn_upstream_addr_parse(&a, &s, 0) != NULL, "addr: unclosed [");
+}
+
+
+int
+main(void)
+{
+    static const gn_uint_t  w511[] = { 5, 1, 1 };
+    gn_upstream_group_t     g;
+    gn_upstream_server_t   *s;
+    gn_upstream_conn_t     *uc, *uc2;
+    gn_pool_t              *pool;
+    u_char                  tried[NSRV];
+    char                    seq[16];
+    const char             *err;
+    gn_uint_t               i, picked, n[NSRV];
+    gn_int_t                k;
+
+    pool = gn_pool_create(4096);
+    if (pool == NULL || gn_event_init(64) != GN_OK
+        || gn_timer_heap_init(64) != GN_OK)
+    {
+        skip_all("no event loop");
+    }
+    gn_time_update();
+    listeners();
+    test_addr();
+
+    group(&g, pool, 3, w511);
+    for (i = 0; i < 7; i++) {
+        k = pick(&g, NULL, 0);
+        seq[i] = (char) ('a' + k);
+    }
+    is_str(seq, 7, "aabacaa", "smooth weighted round robin, 5:1:1");
+
+    group(&g, pool, 3, NULL);
+    memset(tried, 0, sizeof(tried));
+    tried[0] = tried[1] = 1;
+    is_int(pick(&g, tried, 0), 2, "tried servers are left out");
+    is_int(pick(&g, tried, 0), -1, "... all tried: none");
+
+    s = g.servers.elts;
+    s[1].down = 1;
+    memset(n, 0, sizeof(n));
+    for (i = 0; i < 30; i++) {
+        n[pick(&g, NULL, 0)]++;
+    }
+    ok(n[1] == 0 && n[0] == 15 && n[2] == 15, "down: never picked");
+    s[1].down = 0;
+
+    /* a failure: left out for fail_timeout */
+    group(&g, pool, 2, NULL);
+    k = pick(&g, NULL, 1);
+    for (i = 0, picked = 0; i < 10; i++) {
+        picked += pick(&g, NULL, 0) == k;
+    }
+    is_int(picked, 0, "max_fails=1: the failed server is left out");
+    gn_current_msec += 10000;
+    for (i = 0, picked = 0; i < 10; i++) {
+        picked += pick(&g, NULL, 0) == k;
+    }
+    is_int(picked, 5, "... and back after fail_timeout");
+
+    group(&g, pool, 1, NULL);
+    (void) pick(&g, NULL, 1);
+    is_int(pick(&g, NULL, 0), 0, "a lone server is never left out");
+
+    /* backups */
+    group(&g, pool, 3, NULL);
+    s = g.servers.elts;
+    s[2].backup = 1;
+    memset(n, 0, sizeof(n));
+    for (i = 0; i < 10; i++) {
+        n[pick(&g, NULL, 0)]++;
+    }
+    ok(n[2] == 0, "a backup serves nothing while the primaries can");
+    s[0].down = s[1].down = 1;
+    is_int(pick(&g, NULL, 0), 2, "... and everything when they cannot");
+
+    /* least_conn: two busy on 0, one on 1, then 2 is the pick */
+    group(&g, pool, 3, NULL);
+    g.method = GN_UPSTREAM_LEAST_CONN;
+    memset(tried, 0, sizeof(tried));
+    uc = gn_upstream_get(&g, tried, 1, noop, NULL, &picked, &err);
+    memset(tried, 0, sizeof(tried));
+    uc2 = gn_upstream_get(&g, tried, 1, noop, NULL, &picked, &err);
+    ok(uc != NULL && uc2 != NULL && uc->server != uc2->server,
+       "least_conn: the second goes to another server");
+    k = pick(&g, NULL, 0);
+    ok(k != (gn_int_t) uc->server && k != (gn_int_t) uc2->server,
+       "least_conn: the third to the idle one");
+    gn_upstream_done(uc, 0);
+    gn_upstream_close(uc);
+    gn_upstream_done(uc2, 0);
+    gn_upstream_close(uc2);
+
+    /* the pool */
+    group(&g, pool, 1, NULL);
+    g.keepalive = 1;
+    memset(tried, 0, sizeof(tried));
+    uc = gn_upstream_get(&g, tried, 0, noop, NULL, &picked, &err);
+    ok(uc != NULL && !uc->reused, "pool: a new connection first");
+    k = accept_peer(lfd[0], uc->io.fd);
+    gn_upstream_done(uc, 0);
+    uc->requests++;
+    gn_upstream_keep(uc);
+    memset(tried, 0, sizeof(tried));
+    uc2 = gn_upstream_get(&g, tried, 0, noop, NULL, &picked, &err);
+    ok(uc2 == uc && uc2->reused, "pool: ... then the kept one");
+    gn_upstream_done(uc2, 0);
+    gn_upstream_keep(uc2);
+    close(k);                              /* the server closes it */
+    usleep(20000);
+    memset(tried, 0, sizeof(tried));
+    uc = gn_upstream_get(&g, tried, 0, noop, NULL, &picked, &err);
+    ok(uc != NULL && !uc->reused,
+       "pool: one the server closed is not handed out");
+    gn_upstream_done(uc, 0);
+    uc->requests = g.keepalive_requests;
+    gn_upstream_keep(uc);                  /* retired, not kept */
+    memset(tried, 0, sizeof(tried));
+    uc = gn_upstream_get(&g, tried, 0, noop, NULL, &picked, &err);
+    ok(uc != NULL && !uc->reused, "pool: keepalive_requests retires one");
+    gn_upstream_done(uc, 0);
+    gn_upstream_close(uc);
+
+    for (i = 0; i < NSRV; i++) {
+        close(lfd[i]);
+    }
+    gn_pool_destroy(pool);
+
+    return done_testing();
+}
