@@ -340,6 +340,21 @@ SKIP: {
         or diag($err);
     unlike($err, qr/\[(emerg|alert|crit|error|warn)\]/,
         'shipped configuration: no warnings');
+
+    # its commented-out proxy example, uncommented, is valid too
+    my ($px, $in_block, $n) = ('', 0, 0);
+    for my $l (split /^/, $conf) {
+        $in_block = 1 if $l =~ /^\s*#(upstream app|location \/app\/) \{/;
+        if ($in_block) {
+            $l =~ s/#//;
+            $n++, $in_block = 0 if $l =~ /^\s*\}$/;
+        }
+        $px .= $l;
+    }
+    write_file("$root/etc/gannet.conf", $px);
+    ($rc, $out, $err) = ctl('configtest');
+    ok($n == 2 && $rc == 0, 'the shipped proxy example, uncommented: '
+       . 'configtest ok') or diag($err);
 }
 
 # --- the daemon logged no trouble -------------------------------------------------
