@@ -764,9 +764,9 @@ gn_http_send_file_buffered(gn_conn_t *c, gn_http_seg_t *seg)
 static ssize_t
 gn_http_send_mem(gn_conn_t *c, gn_http_request_t *r)
 {
-    struct iovec    iov[16];
+    struct iovec    iov[17];
     gn_http_seg_t  *seg;
-    gn_uint_t       i, n;
+    gn_uint_t       i, n, stream;
     ssize_t         sent;
     size_t          left;
     int             more;
@@ -795,12 +795,22 @@ gn_http_send_mem(gn_conn_t *c, gn_http_request_t *r)
         more = (c->close && !r->streaming);
     }
 
+    /* a streamed response's head goes with what is queued of its body:
+     * one write, not two (a proxied response, a module's) */
+    stream = i == r->nsegs && n < 16 && r->streaming && !r->header_only
+             && r->sbuf_pos < r->sbuf_last;
+    if (stream) {
+        iov[n].iov_base = r->sbuf + r->sbuf_pos;
+        iov[n].iov_len = r->sbuf_last - r->sbuf_pos;
+        n++;
+    }
+
     sent = c->ops->writev(c, iov, (int) n, more);
     if (sent <= 0) {
         return sent;
     }
 
-    for (left = (size_t) sent, i = r->cur; left > 0; i++) {
+    for (left = (size_t) sent, i = r->cur; left > 0 && i < r->nsegs; i++) {
         seg = &r->segs[i];
         if (left >= seg->len) {
             left -= seg->len;
@@ -810,6 +820,10 @@ gn_http_send_mem(gn_conn_t *c, gn_http_request_t *r)
             seg->len -= left;
             left = 0;
         }
+    }
+
+    if (stream) {
+        r->sbuf_pos += left;                 /* gn_http_write_sbuf next */
     }
 
     return sent;
@@ -824,6 +838,10 @@ gn_http_write_sbuf(gn_conn_t *c, gn_http_request_t *r)
 {
     struct iovec   iov;
     ssize_t        n;
+
+    if (r->header_only) {
+        r->sbuf_pos = r->sbuf_last;        /* HEAD, 204, 304: no body */
+    }
 
     while (r->sbuf_pos < r->sbuf_last) {
         iov.iov_base = r->sbuf + r->sbuf_pos;

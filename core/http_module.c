@@ -309,7 +309,7 @@ gn_http_module_resume(gn_http_request_t *r)
     }
 
     if (r->error_status) {
-        if (r->header_sent) {
+        if (r->header_sent || r->cut) {
             gn_log_error(GN_LOG_ERR, &r->c->log, 0, "module \"%s\" failed "
                          "after its response started: connection closed",
                          ((gn_mod_t *) r->module)->desc->name);

@@ -1112,7 +1112,7 @@ gn_http_process_fields(gn_http_head_t *h, gn_http_frame_t *f)
         hd = &h->headers[i];
 
         for (k = 0; k < gn_nelems(gn_http_fields); k++) {
-            if (gn_str_casecmp(&hd->name, &gn_http_fields[k].name) != 0) {
+            if (!gn_str_caseeq_str(&hd->name, &gn_http_fields[k].name)) {
                 continue;
             }
 

@@ -128,6 +128,9 @@ struct gn_http_request_s {
     gn_uint_t            pending;        /* handler returned GN_AGAIN */
     gn_uint_t            finished;       /* finish() called */
     gn_uint_t            error_status;   /* finish() with an error */
+    gn_uint_t            cut;            /* ... after the response began
+                                            (upstream): closed, never
+                                            an error page instead */
     gn_uint_t            streaming;      /* flush(): head sent, chunks */
     gn_uint_t            stream_length;  /* ... of content_length bytes,
                                             unframed (a proxied body) */

@@ -178,7 +178,7 @@ gn_proxy_hop_by_hop(const gn_str_t *name)
     gn_uint_t              i;
 
     for (i = 0; i < gn_nelems(hop); i++) {
-        if (gn_str_casecmp(name, &hop[i]) == 0) {
+        if (gn_str_caseeq_str(name, &hop[i])) {
             return 1;
         }
     }
@@ -212,7 +212,7 @@ gn_proxy_conn_listed(const gn_http_head_t *h, const gn_str_t *name)
             }
             tok.data = start;
             tok.len = (size_t) (p - start);
-            if (tok.len > 0 && gn_str_casecmp(&tok, name) == 0) {
+            if (tok.len > 0 && gn_str_caseeq_str(&tok, name)) {
                 return 1;
             }
         }
@@ -241,7 +241,7 @@ gn_proxy_pass_field(gn_http_request_t *r, gn_array_t *set,
 
     ph = set != NULL ? set->elts : NULL;
     for (i = 0; set != NULL && i < set->nelts; i++) {
-        if (gn_str_casecmp(&hd->name, &ph[i].name) == 0) {
+        if (gn_str_caseeq_str(&hd->name, &ph[i].name)) {
             return 0;                       /* proxy_set_header's instead */
         }
     }
@@ -455,6 +455,37 @@ gn_proxy_release(gn_proxy_ctx_t *ctx, gn_uint_t failed, gn_uint_t keep)
 }
 
 
+/* Response buffers of GN_PROXY_BUF bytes, kept for the next requests
+ * of this child (larger ones for a large proxy_buffer_size are not):
+ * malloc() and free() of 16 KiB for every request showed. */
+#define GN_PROXY_BUF       16384
+#define GN_PROXY_BUF_KEEP  64
+
+static u_char     *gn_proxy_bufs[GN_PROXY_BUF_KEEP];
+static gn_uint_t   gn_proxy_nbufs;
+
+
+static u_char *
+gn_proxy_buf_get(size_t size)
+{
+    if (size == GN_PROXY_BUF && gn_proxy_nbufs > 0) {
+        return gn_proxy_bufs[--gn_proxy_nbufs];
+    }
+    return malloc(size);
+}
+
+
+static void
+gn_proxy_buf_put(u_char *buf, size_t size)
+{
+    if (size == GN_PROXY_BUF && gn_proxy_nbufs < GN_PROXY_BUF_KEEP) {
+        gn_proxy_bufs[gn_proxy_nbufs++] = buf;
+        return;
+    }
+    free(buf);
+}
+
+
 static void
 gn_proxy_cleanup(void *data)
 {
@@ -463,6 +494,10 @@ gn_proxy_cleanup(void *data)
     gn_proxy_release(ctx, 0, 0);
     free(ctx->body);
     ctx->body = NULL;
+    if (ctx->buf != NULL) {
+        gn_proxy_buf_put(ctx->buf, ctx->buf_cap);
+        ctx->buf = NULL;
+    }
 }
 
 
@@ -521,6 +556,7 @@ gn_proxy_cut(gn_proxy_ctx_t *ctx, const char *why)
                  GN_STR_ARG(&s[ctx->server].addr.name));
     gn_proxy_log_attempt(ctx, ctx->status);
     gn_proxy_release(ctx, 0, 0);
+    ctx->r->cut = 1;
     (void) gn_http_module_finish(ctx->r, 502);
 }
 
@@ -564,9 +600,9 @@ gn_proxy_send(gn_proxy_ctx_t *ctx)
         return;
     }
 
+    /* the answer cannot be there yet: its EPOLLIN will say */
     ctx->state = GN_PROXY_HEAD;
     gn_timer_set(&ctx->timer, ctx->pc->read_timeout);
-    gn_proxy_read(ctx);
 }
 
 
@@ -800,16 +836,9 @@ gn_proxy_response(gn_proxy_ctx_t *ctx, size_t len)
 {
     gn_http_request_t  *r = ctx->r;
     gn_http_head_t      h;
-    gn_http_header_t   *hdrs;
     gn_uint_t           bodiless;
     size_t              rest;
-
-    hdrs = gn_palloc(r->pool, GN_PROXY_MAX_HEADERS
-                              * sizeof(gn_http_header_t));
-    if (hdrs == NULL) {
-        gn_proxy_fail(ctx, 0, 500, 0);
-        return;
-    }
+    gn_http_header_t    hdrs[GN_PROXY_MAX_HEADERS];  /* copied below */
 
     if (gn_http_parse_response(&h, ctx->buf, len, hdrs, GN_PROXY_MAX_HEADERS)
         != GN_OK)
@@ -847,7 +876,7 @@ gn_proxy_response(gn_proxy_ctx_t *ctx, size_t len)
     }
 
     if (gn_proxy_fields(ctx, &h) != GN_OK) {
-        gn_proxy_cut(ctx, "out of memory");
+        gn_proxy_fail(ctx, 0, 500, 0);      /* memory: nothing sent yet */
         return;
     }
 
@@ -1138,8 +1167,8 @@ gn_proxy_handler(const gn_api_t *api, gn_request_t *rq)
 
     ctx->r = r;
     ctx->pc = gn_proxy_conf(r->loc);
-    ctx->buf_cap = gn_max(ctx->pc->buffer_size, 16384);
-    ctx->buf = gn_pnalloc(r->pool, ctx->buf_cap);
+    ctx->buf_cap = gn_max(ctx->pc->buffer_size, GN_PROXY_BUF);
+    ctx->buf = gn_proxy_buf_get(ctx->buf_cap);
     if (ctx->buf == NULL) {
         return GN_ERROR;
     }

@@ -21,6 +21,12 @@
     ((s)->len == sizeof(lit) - 1                                              \
      && gn_strncasecmp((s)->data, (u_char *) lit, sizeof(lit) - 1) == 0)
 
+/* a and b hold the same bytes but for ASCII case (equality only: the
+ * lengths are compared first, which gn_str_casecmp's order cannot) */
+#define gn_str_caseeq_str(a, b)                                               \
+    ((a)->len == (b)->len                                                     \
+     && gn_strncasecmp((a)->data, (b)->data, (a)->len) == 0)
+
 /* printf helper: printf("%.*s", GN_STR_ARG(s)) */
 #define GN_STR_ARG(s)      (int) (s)->len, (const char *) (s)->data
 

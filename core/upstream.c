@@ -525,29 +525,22 @@ gn_upstream_idle_expired(gn_timer_t *t)
 }
 
 
-/* A pooled connection to server i, alive as far as we can tell. */
+/* A pooled connection to server i, the newest. One the server closed
+ * has been dropped by its event, unless that event is still to come in
+ * this round of the loop: the caller retries such a one (nginx does not
+ * look either; a MSG_PEEK here would cost every request a system
+ * call). */
 static gn_upstream_conn_t *
 gn_upstream_pooled(gn_upstream_rt_t *rt, gn_uint_t i)
 {
-    gn_upstream_conn_t  *uc, *next;
-    u_char               byte;
-    ssize_t              n;
+    gn_upstream_conn_t  *uc;
 
-    for (uc = rt->idle; uc != NULL; uc = next) {
-        next = uc->next;
-        if (uc->server != i) {
-            continue;
-        }
-
-        gn_upstream_unlink(rt, uc);
-
-        /* its close may be in the kernel, its event not yet read */
-        n = recv(uc->io.fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-        if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+    for (uc = rt->idle; uc != NULL; uc = uc->next) {
+        if (uc->server == i) {
+            gn_upstream_unlink(rt, uc);
             uc->reused = 1;
             return uc;
         }
-        gn_upstream_close(uc);
     }
 
     return NULL;

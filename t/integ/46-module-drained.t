@@ -138,6 +138,17 @@ is(length($r->{body}), 0, 'with an empty body');
 is($t->http_get('/example/generate?mb=2000')->{status}, 400,
    'more than 1024 MiB: 400');
 
+# HEAD to a streamed response: its head, never its body, and the next
+# response on the connection is intact (HTTP/1.1 sent the body bytes
+# after the head once)
+my @hr = $t->http_keepalive([
+    $t->request('/example/generate?mb=1', method => 'HEAD', keepalive => 1),
+    $t->request('/example/generate?mb=0', keepalive => 1)], timeout => 10);
+is($hr[0]{status}, 200, 'HEAD of a streamed response: 200');
+is($hr[0]{body} // '', '', '... no body');
+ok(($hr[1]{status} // 0) == 200 && ($hr[1]{body} // 'x') eq '',
+   '... and the next response on the connection is its own');
+
 # a client that goes away while the module waits: the child goes on
 my $s = $t->connect(rcvbuf => 4096);
 $t->write_all($s, "GET /example/generate?mb=64 HTTP/1.1\r\n"

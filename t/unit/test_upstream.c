@@ -7,7 +7,7 @@
  * when no primary can serve; least_conn by active connections per
  * weight; the pool: a kept connection is handed out again, keepalive
  * bounds what is kept, keepalive_requests retires one, a connection the
- * server closed while idle is not handed out.
+ * server closed while idle is dropped by its event.
  */
 
 #include "gn_config.h"
@@ -61,12 +61,16 @@ listeners(void)
 }
 
 
-static void
-group(gn_upstream_group_t *g, gn_pool_t *pool, gn_uint_t n,
-    const gn_uint_t *weights)
+/* A new group of the first n listeners (static: its run-time state,
+ * which the group points to, stays reachable, as a cycle's does). */
+static gn_upstream_group_t *
+group(gn_pool_t *pool, gn_uint_t n, const gn_uint_t *weights)
 {
-    gn_upstream_server_t  *s;
-    gn_uint_t              i;
+    static gn_upstream_group_t   groups[16];
+    static gn_uint_t             ngroups;
+    gn_upstream_group_t         *g = &groups[ngroups++];
+    gn_upstream_server_t        *s;
+    gn_uint_t                    i;
 
     memset(g, 0, sizeof(gn_upstream_group_t));
     gn_str_set(&g->name, "test");
@@ -81,6 +85,7 @@ group(gn_upstream_group_t *g, gn_pool_t *pool, gn_uint_t n,
     }
     g->keepalive_timeout = 60000;
     g->keepalive_requests = 1000;
+    return g;
 }
 
 
@@ -163,7 +168,7 @@ int
 main(void)
 {
     static const gn_uint_t  w511[] = { 5, 1, 1 };
-    gn_upstream_group_t     g;
+    gn_upstream_group_t    *g;
     gn_upstream_server_t   *s;
     gn_upstream_conn_t     *uc, *uc2;
     gn_pool_t              *pool;
@@ -172,6 +177,7 @@ main(void)
     const char             *err;
     gn_uint_t               i, picked, n[NSRV];
     gn_int_t                k;
+    sigset_t                mask;
 
     pool = gn_pool_create(4096);
     if (pool == NULL || gn_event_init(64) != GN_OK
@@ -183,67 +189,67 @@ main(void)
     listeners();
     test_addr();
 
-    group(&g, pool, 3, w511);
+    g = group(pool, 3, w511);
     for (i = 0; i < 7; i++) {
-        k = pick(&g, NULL, 0);
+        k = pick(g, NULL, 0);
         seq[i] = (char) ('a' + k);
     }
     is_str(seq, 7, "aabacaa", "smooth weighted round robin, 5:1:1");
 
-    group(&g, pool, 3, NULL);
+    g = group(pool, 3, NULL);
     memset(tried, 0, sizeof(tried));
     tried[0] = tried[1] = 1;
-    is_int(pick(&g, tried, 0), 2, "tried servers are left out");
-    is_int(pick(&g, tried, 0), -1, "... all tried: none");
+    is_int(pick(g, tried, 0), 2, "tried servers are left out");
+    is_int(pick(g, tried, 0), -1, "... all tried: none");
 
-    s = g.servers.elts;
+    s = g->servers.elts;
     s[1].down = 1;
     memset(n, 0, sizeof(n));
     for (i = 0; i < 30; i++) {
-        n[pick(&g, NULL, 0)]++;
+        n[pick(g, NULL, 0)]++;
     }
     ok(n[1] == 0 && n[0] == 15 && n[2] == 15, "down: never picked");
     s[1].down = 0;
 
     /* a failure: left out for fail_timeout */
-    group(&g, pool, 2, NULL);
-    k = pick(&g, NULL, 1);
+    g = group(pool, 2, NULL);
+    k = pick(g, NULL, 1);
     for (i = 0, picked = 0; i < 10; i++) {
-        picked += pick(&g, NULL, 0) == k;
+        picked += pick(g, NULL, 0) == k;
     }
     is_int(picked, 0, "max_fails=1: the failed server is left out");
     gn_current_msec += 10000;
     for (i = 0, picked = 0; i < 10; i++) {
-        picked += pick(&g, NULL, 0) == k;
+        picked += pick(g, NULL, 0) == k;
     }
     is_int(picked, 5, "... and back after fail_timeout");
 
-    group(&g, pool, 1, NULL);
-    (void) pick(&g, NULL, 1);
-    is_int(pick(&g, NULL, 0), 0, "a lone server is never left out");
+    g = group(pool, 1, NULL);
+    (void) pick(g, NULL, 1);
+    is_int(pick(g, NULL, 0), 0, "a lone server is never left out");
 
     /* backups */
-    group(&g, pool, 3, NULL);
-    s = g.servers.elts;
+    g = group(pool, 3, NULL);
+    s = g->servers.elts;
     s[2].backup = 1;
     memset(n, 0, sizeof(n));
     for (i = 0; i < 10; i++) {
-        n[pick(&g, NULL, 0)]++;
+        n[pick(g, NULL, 0)]++;
     }
     ok(n[2] == 0, "a backup serves nothing while the primaries can");
     s[0].down = s[1].down = 1;
-    is_int(pick(&g, NULL, 0), 2, "... and everything when they cannot");
+    is_int(pick(g, NULL, 0), 2, "... and everything when they cannot");
 
     /* least_conn: two busy on 0, one on 1, then 2 is the pick */
-    group(&g, pool, 3, NULL);
-    g.method = GN_UPSTREAM_LEAST_CONN;
+    g = group(pool, 3, NULL);
+    g->method = GN_UPSTREAM_LEAST_CONN;
     memset(tried, 0, sizeof(tried));
-    uc = gn_upstream_get(&g, tried, 1, noop, NULL, &picked, &err);
+    uc = gn_upstream_get(g, tried, 1, noop, NULL, &picked, &err);
     memset(tried, 0, sizeof(tried));
-    uc2 = gn_upstream_get(&g, tried, 1, noop, NULL, &picked, &err);
+    uc2 = gn_upstream_get(g, tried, 1, noop, NULL, &picked, &err);
     ok(uc != NULL && uc2 != NULL && uc->server != uc2->server,
        "least_conn: the second goes to another server");
-    k = pick(&g, NULL, 0);
+    k = pick(g, NULL, 0);
     ok(k != (gn_int_t) uc->server && k != (gn_int_t) uc2->server,
        "least_conn: the third to the idle one");
     gn_upstream_done(uc, 0);
@@ -252,31 +258,33 @@ main(void)
     gn_upstream_close(uc2);
 
     /* the pool */
-    group(&g, pool, 1, NULL);
-    g.keepalive = 1;
+    g = group(pool, 1, NULL);
+    g->keepalive = 1;
     memset(tried, 0, sizeof(tried));
-    uc = gn_upstream_get(&g, tried, 0, noop, NULL, &picked, &err);
+    uc = gn_upstream_get(g, tried, 0, noop, NULL, &picked, &err);
     ok(uc != NULL && !uc->reused, "pool: a new connection first");
     k = accept_peer(lfd[0], uc->io.fd);
     gn_upstream_done(uc, 0);
     uc->requests++;
     gn_upstream_keep(uc);
     memset(tried, 0, sizeof(tried));
-    uc2 = gn_upstream_get(&g, tried, 0, noop, NULL, &picked, &err);
+    uc2 = gn_upstream_get(g, tried, 0, noop, NULL, &picked, &err);
     ok(uc2 == uc && uc2->reused, "pool: ... then the kept one");
     gn_upstream_done(uc2, 0);
     gn_upstream_keep(uc2);
     close(k);                              /* the server closes it */
     usleep(20000);
+    sigemptyset(&mask);
+    (void) gn_event_process(100, &mask);   /* ... its event comes */
     memset(tried, 0, sizeof(tried));
-    uc = gn_upstream_get(&g, tried, 0, noop, NULL, &picked, &err);
+    uc = gn_upstream_get(g, tried, 0, noop, NULL, &picked, &err);
     ok(uc != NULL && !uc->reused,
        "pool: one the server closed is not handed out");
     gn_upstream_done(uc, 0);
-    uc->requests = g.keepalive_requests;
+    uc->requests = g->keepalive_requests;
     gn_upstream_keep(uc);                  /* retired, not kept */
     memset(tried, 0, sizeof(tried));
-    uc = gn_upstream_get(&g, tried, 0, noop, NULL, &picked, &err);
+    uc = gn_upstream_get(g, tried, 0, noop, NULL, &picked, &err);
     ok(uc != NULL && !uc->reused, "pool: keepalive_requests retires one");
     gn_upstream_done(uc, 0);
     gn_upstream_close(uc);
