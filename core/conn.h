@@ -113,7 +113,8 @@ typedef enum {
     GN_CONN_DISCARDING,        /* reading and dropping a request body */
     GN_CONN_BODY,              /* reading a body for a module */
     GN_CONN_PENDING,           /* a module handler has not finished */
-    GN_CONN_LINGERING          /* closing: discarding input a while */
+    GN_CONN_LINGERING,         /* closing: discarding input a while */
+    GN_CONN_TUNNEL             /* bytes relayed both ways (WebSocket) */
 } gn_conn_state_e;
 
 /* What a PROXY protocol header said (proxy_protocol.h), when it named

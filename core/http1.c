@@ -61,6 +61,8 @@ static gn_int_t gn_http1_frame_end(gn_http_request_t *r);
 static void gn_http1_read_body(gn_http_request_t *r);
 static void gn_http1_wait(gn_http_request_t *r);
 static void gn_http1_abort(gn_http_request_t *r);
+static void gn_http1_tunnel(gn_http_request_t *r, gn_conn_handler_pt handler,
+    gn_conn_handler_pt on_close, void *data);
 static gn_int_t gn_http_server_limits(gn_http_request_t *r);
 static gn_srv_conf_t *gn_http_log_server(gn_conn_t *c);
 static gn_uint_t gn_http_alpn(gn_conn_t *c, gn_srv_conf_t *sc,
@@ -94,7 +96,8 @@ static const gn_http_stream_t  gn_http1_stream = {
     gn_http1_frame_end,
     gn_http1_read_body,
     gn_http1_wait,
-    gn_http1_abort
+    gn_http1_abort,
+    gn_http1_tunnel
 };
 
 static u_char  *gn_http_conn_free;        /* gn_http_conn_t, linked */
@@ -310,7 +313,8 @@ gn_http_conn_handler(gn_conn_t *c)
 
     case GN_CONN_HANDSHAKE:
     case GN_CONN_LINGERING:
-        break;                          /* the transport's */
+    case GN_CONN_TUNNEL:
+        break;                          /* the transport's, the relay's */
     }
 }
 
@@ -1358,4 +1362,32 @@ static void
 gn_http1_abort(gn_http_request_t *r)
 {
     gn_conn_close(r->c);
+}
+
+
+static void
+gn_http1_tunnel(gn_http_request_t *r, gn_conn_handler_pt handler,
+    gn_conn_handler_pt on_close, void *data)
+{
+    gn_conn_t       *c = r->c;
+    gn_http_conn_t  *hc = c->data;
+    size_t           head_len = r->head_len;
+
+    gn_http_log(r);
+    hc->r = NULL;
+    gn_conn_pool_put(c);                /* releases r */
+
+    if (c->buf_len > head_len) {
+        memmove(c->buf, c->buf + head_len, c->buf_len - head_len);
+    }
+    c->buf_len -= head_len;
+
+    c->data = data;
+    c->handler = handler;
+    c->on_close = on_close;
+    gn_free_list_push(&gn_http_conn_free, (u_char *) hc);
+
+    gn_timer_del(&c->timer);
+    c->state = GN_CONN_TUNNEL;
+    c->state_since = gn_current_msec;
 }

@@ -167,7 +167,8 @@ static const gn_http_stream_t  gn_h2_stream = {
     gn_h2_frame_end,
     gn_h2_read_body,
     gn_h2_wait,
-    gn_h2_abort
+    gn_h2_abort,
+    NULL                        /* no Upgrade in HTTP/2 (RFC 9113 8.2.2) */
 };
 
 static nghttp2_session_callbacks  *gn_h2_callbacks;

@@ -76,6 +76,16 @@ typedef struct {
 
     /* End the request now, without (the rest of) a response. */
     void      (*abort)(gn_http_request_t *r);
+
+    /* The connection leaves HTTP (HTTP/1 only, else NULL): an Upgrade
+     * answered with 101, whose head the caller has queued into its own
+     * relay. r is logged (its status and bytes as set) and freed; what
+     * the client sent past r's head stays at the front of c->buf
+     * (c->buf_len bytes); from then on c's events go to handler and its
+     * close to on_close, with c->data = data and c->state
+     * GN_CONN_TUNNEL. The caller must not touch r again. */
+    void      (*tunnel)(gn_http_request_t *r, gn_conn_handler_pt handler,
+                        gn_conn_handler_pt on_close, void *data);
 } gn_http_stream_t;
 
 struct gn_http_request_s {

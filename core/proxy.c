@@ -37,7 +37,8 @@ typedef enum {
     GN_PROXY_CONNECTING = 0,
     GN_PROXY_SENDING,
     GN_PROXY_HEAD,
-    GN_PROXY_BODY
+    GN_PROXY_BODY,
+    GN_PROXY_TUNNEL                      /* a 101 taken: the relay next */
 } gn_proxy_state_e;
 
 /* How a response body ends. */
@@ -77,6 +78,9 @@ typedef struct {
     off_t                left;           /* GN_PROXY_BODY_LENGTH */
     gn_http_chunked_t    chunked;
     gn_uint_t            keep;           /* the upstream keeps it open */
+    gn_uint_t            upgrade;        /* Upgrade asked for, passed on */
+    gn_str_t             upgrade_to;     /* ... its value */
+    size_t               head_len;       /* of the 101 in buf */
     gn_uint_t            paused;         /* the client has enough */
 
     gn_msec_t            started;        /* this attempt's */
@@ -90,6 +94,7 @@ typedef struct {
 static int gn_proxy_handler(const gn_api_t *api, gn_request_t *rq);
 static void gn_proxy_connect(gn_proxy_ctx_t *ctx);
 static void gn_proxy_read(gn_proxy_ctx_t *ctx);
+static void gn_proxy_tunnel_start(gn_proxy_ctx_t *ctx);
 
 static const gn_module_t  gn_proxy_desc = {
     .name = "proxy", .handler = gn_proxy_handler
@@ -357,7 +362,12 @@ gn_proxy_head(gn_proxy_ctx_t *ctx, u_char *p)
     len += gn_proxy_target(r, pc, p ? p + len : NULL);
     gn_proxy_put(" HTTP/1.1\r\n", 11);
 
-    if (pc->group->keepalive == 0) {
+    if (ctx->upgrade) {
+        gn_proxy_put("Connection: upgrade\r\nUpgrade: ", 30);
+        gn_proxy_put(ctx->upgrade_to.data, ctx->upgrade_to.len);
+        gn_proxy_put("\r\n", 2);
+
+    } else if (pc->group->keepalive == 0) {
         gn_proxy_put("Connection: close\r\n", 19);
     }
 
@@ -611,6 +621,7 @@ gn_proxy_event(gn_upstream_conn_t *uc, uint32_t events)
 {
     gn_proxy_ctx_t     *ctx = uc->data;
     gn_http_request_t  *r = ctx->r;
+    gn_uint_t           tunnel;
     int                 err;
 
     gn_http_module_enter(r);
@@ -643,7 +654,15 @@ gn_proxy_event(gn_upstream_conn_t *uc, uint32_t events)
         break;
     }
 
+    /* read before leave(), which may end the request and ctx with it;
+     * a request whose 101 came is neither finished nor ended there */
+    tunnel = ctx->state == GN_PROXY_TUNNEL;
+
     gn_http_module_leave(r);             /* may end the request */
+
+    if (tunnel) {
+        gn_proxy_tunnel_start(ctx);
+    }
 }
 
 
@@ -855,9 +874,16 @@ gn_proxy_response(gn_proxy_ctx_t *ctx, size_t len)
 
     if (h.status >= 100 && h.status < 200) {
         if (h.status == 101) {
-            gn_proxy_log_upstream(ctx, GN_LOG_ERR, 0, "upstream switched "
-                                  "protocols, which is not supported yet");
-            gn_proxy_fail(ctx, 0, 502, 0);
+            if (!ctx->upgrade) {
+                gn_proxy_log_upstream(ctx, GN_LOG_ERR, 0, "upstream switched "
+                                      "protocols unasked");
+                gn_proxy_fail(ctx, GN_PROXY_NEXT_INVALID, 502, 1);
+                return;
+            }
+            /* the relay starts once the event's module call is over */
+            ctx->state = GN_PROXY_TUNNEL;
+            ctx->head_len = len;
+            gn_timer_del(&ctx->timer);
             return;
         }
         /* an interim response: dropped, the final one follows */
@@ -1075,7 +1101,9 @@ gn_proxy_read(gn_proxy_ctx_t *ctx)
     u_char   *end;
     ssize_t   n;
 
-    while (ctx->uc != NULL && !ctx->paused) {
+    while (ctx->uc != NULL && !ctx->paused
+           && ctx->state != GN_PROXY_TUNNEL)
+    {
         if (ctx->state == GN_PROXY_HEAD && ctx->buf_len == ctx->buf_size) {
             gn_proxy_log_upstream(ctx, GN_LOG_ERR, 0, "upstream sent a "
                                   "response head larger than "
@@ -1113,6 +1141,271 @@ gn_proxy_read(gn_proxy_ctx_t *ctx)
             return;
         }
     }
+}
+
+
+/* ---- Upgrade: a tunnel (WebSocket) ---------------------------------------
+ *
+ * An HTTP/1.1 request with "Upgrade: X" named by its Connection goes to
+ * the upstream with them; a 101 from it is sent to the client and the
+ * client's connection leaves HTTP (the stream's tunnel): from then on
+ * bytes are relayed both ways as they come, one buffer each way, each
+ * side read only while the other has taken what came, until either side
+ * closes or nothing moves for proxy_read_timeout.
+ */
+
+#define GN_PROXY_TUNNEL_BUF  16384
+#define GN_PROXY_101                                                         \
+    "HTTP/1.1 101 Switching Protocols\r\nConnection: upgrade\r\n"
+
+typedef struct {
+    gn_conn_t           *c;
+    gn_upstream_conn_t  *uc;
+    gn_timer_t           timer;          /* idle: proxy_read_timeout */
+    gn_msec_t            timeout;
+    u_char              *down;           /* client to upstream */
+    size_t               down_pos, down_len, down_size;
+    u_char              *up;             /* upstream to client */
+    size_t               up_pos, up_len, up_size;
+    unsigned             u_read:1;       /* the upstream may have bytes */
+    unsigned             u_write:1;      /* ... may take bytes */
+} gn_proxy_tunnel_t;
+
+
+static void
+gn_proxy_want_upgrade(gn_proxy_ctx_t *ctx)
+{
+    static const gn_str_t  up = gn_string("upgrade");
+    gn_http_request_t     *r = ctx->r;
+    gn_http_header_t      *h;
+
+    if (r->head.version != GN_HTTP_VERSION_11 || r->stream->tunnel == NULL
+        || r->has_body || !gn_proxy_conn_listed(&r->head, &up))
+    {
+        return;
+    }
+
+    h = gn_http_header_find(&r->head, "Upgrade", 7);
+    if (h != NULL && h->value.len > 0) {
+        ctx->upgrade = 1;
+        ctx->upgrade_to = h->value;
+    }
+}
+
+
+static void
+gn_proxy_tunnel_closed(gn_conn_t *c)
+{
+    gn_proxy_tunnel_t  *t = c->data;
+
+    gn_timer_del(&t->timer);
+    if (t->uc != NULL) {
+        gn_upstream_done(t->uc, 0);
+        gn_upstream_close(t->uc);
+    }
+    c->data = NULL;
+    free(t->down);
+    free(t->up);
+    free(t);
+}
+
+
+/* Moves what can move; closes both sides when one is done. */
+static void
+gn_proxy_tunnel_pump(gn_proxy_tunnel_t *t)
+{
+    gn_conn_t     *c = t->c;
+    struct iovec   iov;
+    ssize_t        n;
+    gn_uint_t      moved;
+
+    do {
+        moved = 0;
+
+        if (t->down_pos == t->down_len && c->read_ready) {
+            t->down_pos = t->down_len = 0;
+            n = c->ops->recv(c, t->down, t->down_size);
+            if (n == GN_AGAIN) {
+                c->read_ready = 0;
+            } else if (n <= 0) {
+                goto done;                  /* the client closed, failed */
+            } else {
+                t->down_len = (size_t) n;
+            }
+        }
+        if (t->down_pos < t->down_len && t->u_write) {
+            n = send(t->uc->io.fd, t->down + t->down_pos,
+                     t->down_len - t->down_pos, MSG_NOSIGNAL);
+            if (n > 0) {
+                t->down_pos += (size_t) n;
+                moved = 1;
+            } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                t->u_write = 0;
+            } else if (errno != EINTR) {
+                goto done;
+            }
+        }
+
+        if (t->up_pos == t->up_len && t->u_read) {
+            t->up_pos = t->up_len = 0;
+            n = recv(t->uc->io.fd, t->up, t->up_size, 0);
+            if (n > 0) {
+                t->up_len = (size_t) n;
+            } else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK
+                                  && errno != EINTR))
+            {
+                goto done;                  /* the upstream closed */
+            } else if (errno != EINTR) {
+                t->u_read = 0;
+            }
+        }
+        if (t->up_pos < t->up_len && c->write_ready) {
+            iov.iov_base = t->up + t->up_pos;
+            iov.iov_len = t->up_len - t->up_pos;
+            n = c->ops->writev(c, &iov, 1, 0);
+            if (n == GN_AGAIN) {
+                c->write_ready = 0;
+            } else if (n <= 0) {
+                goto done;
+            } else {
+                t->up_pos += (size_t) n;
+                moved = 1;
+            }
+        }
+    } while (moved);
+
+    gn_timer_set(&t->timer, t->timeout);
+    return;
+
+done:
+
+    gn_conn_close(c);                       /* gn_proxy_tunnel_closed */
+}
+
+
+static void
+gn_proxy_tunnel_client(gn_conn_t *c)
+{
+    gn_proxy_tunnel_pump(c->data);
+}
+
+
+static void
+gn_proxy_tunnel_upstream(gn_upstream_conn_t *uc, uint32_t events)
+{
+    gn_proxy_tunnel_t  *t = uc->data;
+
+    if (events & (GN_EV_IN | GN_EV_RDHUP | GN_EV_ERR)) {
+        t->u_read = 1;
+    }
+    if (events & (GN_EV_OUT | GN_EV_ERR)) {
+        t->u_write = 1;
+    }
+    gn_proxy_tunnel_pump(t);
+}
+
+
+static void
+gn_proxy_tunnel_timeout(gn_timer_t *tm)
+{
+    gn_proxy_tunnel_t  *t = tm->data;
+
+    gn_log_error(GN_LOG_INFO, &t->c->log, 0, "tunnel idle for "
+                 "proxy_read_timeout: closed");
+    gn_conn_close(t->c);
+}
+
+
+/* The 101 head for the client: the upstream's fields less hop-by-hop
+ * ones, with its Upgrade and "Connection: upgrade". */
+static size_t
+gn_proxy_tunnel_head(gn_proxy_ctx_t *ctx, u_char *p)
+{
+    gn_http_head_t      h;
+    gn_http_header_t    hdrs[GN_PROXY_MAX_HEADERS];
+    gn_http_header_t   *hd;
+    gn_uint_t           i;
+    u_char             *start = p;
+
+    (void) gn_http_parse_response(&h, ctx->buf, ctx->head_len, hdrs,
+                                  GN_PROXY_MAX_HEADERS);
+    p = gn_cpymem(p, GN_PROXY_101, sizeof(GN_PROXY_101) - 1);
+    for (i = 0; i < h.nheaders; i++) {
+        hd = &h.headers[i];
+        if (!gn_str_caseeq(&hd->name, "Upgrade")
+            && (gn_proxy_hop_by_hop(&hd->name)
+                || gn_proxy_conn_listed(&h, &hd->name)))
+        {
+            continue;
+        }
+        p = gn_cpymem(p, hd->name.data, hd->name.len);
+        p = gn_cpymem(p, ": ", 2);
+        p = gn_cpymem(p, hd->value.data, hd->value.len);
+        p = gn_cpymem(p, "\r\n", 2);
+    }
+    p = gn_cpymem(p, "\r\n", 2);
+
+    return (size_t) (p - start);
+}
+
+
+static void
+gn_proxy_tunnel_start(gn_proxy_ctx_t *ctx)
+{
+    gn_http_request_t  *r = ctx->r;
+    gn_conn_t          *c = r->c;
+    gn_proxy_tunnel_t  *t;
+    size_t              head, rest;
+
+    rest = ctx->buf_len - ctx->head_len;
+    t = calloc(1, sizeof(gn_proxy_tunnel_t));
+    if (t != NULL) {
+        t->up_size = gn_max(GN_PROXY_TUNNEL_BUF,
+                            ctx->head_len + sizeof(GN_PROXY_101) + rest);
+        t->down_size = gn_max(GN_PROXY_TUNNEL_BUF, c->buf_len);
+        t->up = malloc(t->up_size);
+        t->down = malloc(t->down_size);
+    }
+    if (t == NULL || t->up == NULL || t->down == NULL) {
+        if (t != NULL) {
+            free(t->up);
+            free(t->down);
+            free(t);
+        }
+        gn_http_module_enter(r);
+        gn_proxy_cut(ctx, "no memory for a tunnel");
+        gn_http_module_leave(r);
+        return;
+    }
+
+    /* the 101, then what the upstream sent after it */
+    head = gn_proxy_tunnel_head(ctx, t->up);
+    memcpy(t->up + head, ctx->buf + ctx->head_len, rest);
+    t->up_len = head + rest;
+
+    gn_proxy_log_attempt(ctx, 101);
+    r->status = 101;
+    r->header_bytes = r->bytes_sent = (off_t) head;
+
+    t->c = c;
+    t->uc = ctx->uc;
+    t->uc->handler = gn_proxy_tunnel_upstream;
+    t->uc->data = t;
+    t->u_read = t->u_write = 1;
+    t->timeout = ctx->pc->read_timeout;
+    gn_timer_init_node(&t->timer, gn_proxy_tunnel_timeout, t);
+    ctx->uc = NULL;                  /* the request's cleanup leaves it */
+
+    r->stream->tunnel(r, gn_proxy_tunnel_client, gn_proxy_tunnel_closed, t);
+
+    /* what the client sent after its request */
+    memcpy(t->down, c->buf, c->buf_len);
+    t->down_len = c->buf_len;
+    c->buf_len = 0;
+    gn_conn_buf_put(c);
+
+    c->write_ready = 1;
+    gn_proxy_tunnel_pump(t);
 }
 
 
@@ -1176,6 +1469,7 @@ gn_proxy_handler(const gn_api_t *api, gn_request_t *rq)
     gn_timer_init_node(&ctx->timer, gn_proxy_timeout, ctx);
     ctx->log.host = ctx->pc->host;
     r->upstream = &ctx->log;
+    gn_proxy_want_upgrade(ctx);
 
     if (r->has_body && !r->body_done) {
         if (gn_http_module_read_body(r, (void *) gn_proxy_request_body, ctx)

@@ -10,14 +10,17 @@
 # errors: a refused server is skipped, garbage and an oversized head are
 # 502, silence is 504, a response the upstream cuts is cut at the client
 # too, one longer than its Content-Length is cut to it and its
-# connection not kept. Many clients over a small pool each get their own
-# bytes. The backends are t/lib/backend.py, started here.
+# connection not kept. WebSocket: the Upgrade goes to the upstream, its
+# 101 to the client, then frames both ways, big ones too, until a close.
+# Many clients over a small pool each get their own bytes. The backends
+# are t/lib/backend.py, started here.
 
 use strict;
 use warnings;
 
 use Test::More;
 use IO::Socket::INET;
+use IO::Select;
 use POSIX qw(:sys_wait_h);
 use Time::HiRes qw(sleep time);
 use GnTest;
@@ -312,8 +315,10 @@ is($r->{status}, 503, 'without it, the first 503 is the answer');
 $r = get('/id');
 like($r->{body}, qr/^b\d\n$/, 'the group still serves');
 
+$r = get('/x/ws101');
+is($r->{status}, 502, 'a 101 nobody asked for: 502');
 $r = get('/x/ws');
-is($r->{status}, 502, 'an upgrade is refused for now (502)');
+is($r->{status}, 400, 'no Upgrade asked for: none passed on');
 
 $r = get('/e/x', method => 'POST', body => 'abc');
 is($r->{status}, 200, 'a POST after all that');
@@ -327,6 +332,94 @@ $r = get('/small/id');
 is($r->{body}, "b1\n", 'a restarted backend: the pool recovers (GET)');
 $r = get('/small/echo/p', method => 'POST', body => 'abc');
 is($r->{status}, 200, '... and POST');
+
+# ---- WebSocket through the proxy --------------------------------------------
+
+sub ws_frame_out
+{
+    my ($data, $op) = @_;
+    my $mask = pack('N', int(rand(2**32)));
+    my $n = length $data;
+    my $head = chr(0x80 | ($op // 1));
+    $head .= $n < 126 ? chr(0x80 | $n)
+           : $n < 65536 ? chr(0x80 | 126) . pack('n', $n)
+           : chr(0x80 | 127) . pack('Q>', $n);
+    my @m = unpack('C4', $mask);
+    my $i = 0;
+    (my $masked = $data) =~ s/(.)/chr(ord($1) ^ $m[$i++ % 4])/gse;
+    return $head . $mask . $masked;
+}
+
+# one frame from $$buf (reading $s as needed): (opcode, payload) or ()
+sub ws_frame_in
+{
+    my ($s, $buf) = @_;
+    my $end = time() + GnTest::slow(10);
+    while (time() < $end) {
+        if (length($$buf) >= 2) {
+            my ($b0, $b1) = unpack('CC', $$buf);
+            my ($n, $off) = ($b1 & 0x7f, 2);
+            ($n, $off) = (unpack('n', substr($$buf, 2, 2)), 4) if $n == 126;
+            ($n, $off) = (unpack('Q>', substr($$buf, 2, 8)), 10) if $n == 127;
+            if (length($$buf) >= $off + $n) {
+                my $data = substr($$buf, $off, $n);
+                substr($$buf, 0, $off + $n) = '';
+                return ($b0 & 0x0f, $data);
+            }
+        }
+        my $sel = IO::Select->new($s);
+        last unless $sel->can_read(1);
+        my $n = sysread($s, $$buf, 65536, length $$buf);
+        last unless $n;
+    }
+    return ();
+}
+
+SKIP: {
+    eval { require Digest::SHA; require MIME::Base64; 1 }
+        or skip('no Digest::SHA', 9);
+    my $key = MIME::Base64::encode_base64(join('', map { chr(rand(256)) }
+                                                    1 .. 16), '');
+    my $s = $t->connect;
+    $t->write_all($s, "GET /x/ws HTTP/1.1\r\nHost: localhost\r\n"
+                      . "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+                      . "Sec-WebSocket-Key: $key\r\n"
+                      . "Sec-WebSocket-Version: 13\r\n\r\n"
+                      . ws_frame_out('sent with the request'));
+    my $buf = '';
+    my $end = time() + GnTest::slow(10);
+    while ($buf !~ /\r\n\r\n/ && time() < $end) {
+        IO::Select->new($s)->can_read(1) or next;
+        sysread($s, $buf, 65536, length $buf) or last;
+    }
+    my ($head) = $buf =~ /^(.*?\r\n\r\n)/s;
+    $head //= '';
+    $buf = substr($buf, length $head);
+    like($head, qr{^HTTP/1\.1 101 }, 'WebSocket: 101 through the proxy');
+    my $accept = MIME::Base64::encode_base64(Digest::SHA::sha1(
+        $key . '258EAFA5-E914-47DA-95CA-C5AB0DC85B11'), '');
+    like($head, qr{^Sec-WebSocket-Accept: \Q$accept\E\r$}m,
+         '... the upstream\'s handshake answer');
+    like($head, qr{^Upgrade: websocket\r$}mi, '... Upgrade');
+    like($head, qr{^Connection: upgrade\r$}mi, '... Connection: upgrade');
+    my @f = ws_frame_in($s, \$buf);
+    is($f[1], 'hello from b1', '... the upstream\'s first frame');
+    @f = ws_frame_in($s, \$buf);
+    is($f[1], 'sent with the request',
+       '... bytes that came with the request: echoed');
+    my $big = pattern(300000);
+    $t->write_all($s, ws_frame_out('one') . ws_frame_out($big)
+                      . ws_frame_out('two'));
+    my @got = map { (ws_frame_in($s, \$buf))[1] // '' } 1 .. 3;
+    ok($got[0] eq 'one' && $got[1] eq $big && $got[2] eq 'two',
+       '... frames echoed in order, 300 kB too');
+    $t->write_all($s, ws_frame_out('', 8));
+    @f = ws_frame_in($s, \$buf);
+    is($f[0], 8, '... a close answered');
+    my ($rest, $closed) = $t->read_until_close($s, 5);
+    ok($closed, '... and the connection closed');
+    close $s;
+}
 
 # ---- HTTP/2 clients ----------------------------------------------------------
 

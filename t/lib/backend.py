@@ -24,12 +24,17 @@ reads request bodies by Content-Length or chunked, and answers by path:
   /stats             "conns=C requests=R open=O\n": connections accepted
                      and requests read since the start, connections
                      open now
-  /ws                101 Switching Protocols (the proxy refuses it)
+  /ws                with "Upgrade: websocket": 101 and the RFC 6455
+                     handshake, a first text frame "hello from NAME",
+                     then every frame echoed back until a close frame
+  /ws101             a 101 nobody asked for
 
 Exits on SIGTERM, or after 15 minutes. Standard library only.
 """
 
 import asyncio
+import base64
+import hashlib
 import signal
 import sys
 
@@ -38,6 +43,18 @@ PATTERN = b"0123456789"
 
 def pattern(n):
     return (PATTERN * (n // 10 + 1))[:n]
+
+
+def ws_frame(data, opcode=1):
+    """A server's WebSocket frame (unmasked, FIN set)."""
+    n = len(data)
+    if n < 126:
+        head = bytes([0x80 | opcode, n])
+    elif n < 65536:
+        head = bytes([0x80 | opcode, 126]) + n.to_bytes(2, "big")
+    else:
+        head = bytes([0x80 | opcode, 127]) + n.to_bytes(8, "big")
+    return head + data
 
 
 class Backend:
@@ -85,7 +102,8 @@ class Backend:
             out += b"Content-Length: %d\r\n" % len(body)
         return out + b"\r\n" + body
 
-    async def answer(self, method, target, fields, body, head, writer):
+    async def answer(self, method, target, fields, body, head, writer,
+                     reader):
         """Writes the answer; returns False when the connection ends."""
         path = target.split(b"?")[0].decode()
         parts = path.split("/")
@@ -104,7 +122,7 @@ class Backend:
             await asyncio.sleep(int(parts[2]) / 1000)
             target = ("/" + "/".join(parts[3:])).encode()
             return await self.answer(method, target, fields, body, head,
-                                     writer)
+                                     writer, reader)
         if "/echo" in path:
             send(self.response(200, head + body,
                                [(b"Content-Type", b"text/plain")]))
@@ -149,12 +167,56 @@ class Backend:
             send(self.response(200, b"conns=%d requests=%d open=%d\n"
                                % (self.conns, self.requests, self.open)))
         elif path == "/ws":
+            key = b""
+            upgrade = b""
+            for name, value in fields:
+                if name.lower() == b"sec-websocket-key":
+                    key = value
+                if name.lower() == b"upgrade":
+                    upgrade = value
+            if upgrade.lower() != b"websocket":
+                send(self.response(400, b"no upgrade asked for\n"))
+                return True
+            accept = base64.b64encode(hashlib.sha1(
+                key + b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11").digest())
+            writer.write(b"HTTP/1.1 101 Switching Protocols\r\n"
+                         b"Upgrade: websocket\r\nConnection: Upgrade\r\n"
+                         b"Sec-WebSocket-Accept: " + accept + b"\r\n"
+                         b"X-Backend: " + self.name.encode() + b"\r\n\r\n"
+                         + ws_frame(b"hello from " + self.name.encode()))
+            await self.ws_echo(reader, writer)
+            return False
+        elif path == "/ws101":
             writer.write(b"HTTP/1.1 101 Switching Protocols\r\n"
                          b"Upgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
             return False
         else:
             send(self.response(404, b"no such path\n"))
         return True
+
+    @staticmethod
+    async def ws_echo(reader, writer):
+        """Echoes every frame's payload back, unmasked, until a close."""
+        while True:
+            try:
+                b0, b1 = await reader.readexactly(2)
+                n = b1 & 0x7f
+                if n == 126:
+                    n = int.from_bytes(await reader.readexactly(2), "big")
+                elif n == 127:
+                    n = int.from_bytes(await reader.readexactly(8), "big")
+                mask = await reader.readexactly(4) if b1 & 0x80 else b"\0" * 4
+                data = bytearray(await reader.readexactly(n))
+            except (asyncio.IncompleteReadError, ConnectionError):
+                return
+            for i in range(n):
+                data[i] ^= mask[i % 4]
+            if b0 & 0x0f == 8:
+                writer.write(ws_frame(bytes(data), 8))
+                await writer.drain()
+                return
+            writer.write(ws_frame(bytes(data), b0 & 0x0f))
+            await writer.drain()
 
     async def serve(self, reader, writer):
         self.conns += 1
@@ -167,7 +229,7 @@ class Backend:
                         ValueError):
                     break
                 self.requests += 1
-                if not await self.answer(*req, writer):
+                if not await self.answer(*req, writer, reader):
                     break
                 await writer.drain()
             await writer.drain()
