@@ -47,13 +47,24 @@ gn_int_t
 gn_chash_init(gn_chash_t *ch, gn_pool_t *pool, const gn_str_t *names,
     gn_uint_t n)
 {
+    return gn_chash_init_weighted(ch, pool, names, NULL, n);
+}
+
+
+gn_int_t
+gn_chash_init_weighted(gn_chash_t *ch, gn_pool_t *pool,
+    const gn_str_t *names, const gn_uint_t *weights, gn_uint_t n)
+{
     gn_chash_point_t  *pt;
     u_char             buf[512];
-    gn_uint_t          i, k;
+    gn_uint_t          i, k, points;
     size_t             len;
 
     ch->nservers = n;
-    ch->npoints = n * GN_CHASH_POINTS;
+    ch->npoints = 0;
+    for (i = 0; i < n; i++) {
+        ch->npoints += GN_CHASH_POINTS * (weights ? weights[i] : 1);
+    }
     ch->points = gn_palloc(pool, ch->npoints * sizeof(gn_chash_point_t));
     if (ch->points == NULL) {
         return GN_ERROR;
@@ -63,7 +74,8 @@ gn_chash_init(gn_chash_t *ch, gn_pool_t *pool, const gn_str_t *names,
     for (i = 0; i < n; i++) {
         len = gn_min(names[i].len, sizeof(buf) - 16);
         memcpy(buf, names[i].data, len);
-        for (k = 0; k < GN_CHASH_POINTS; k++) {
+        points = GN_CHASH_POINTS * (weights ? weights[i] : 1);
+        for (k = 0; k < points; k++) {
             /* "name-k": the point's place depends on the server's name
              * only, not on its position in the list */
             pt->hash = gn_chash_hash(buf, len + (size_t) snprintf(
@@ -80,16 +92,9 @@ gn_chash_init(gn_chash_t *ch, gn_pool_t *pool, const gn_str_t *names,
 
 
 gn_uint_t
-gn_chash_pick(const gn_chash_t *ch, const u_char *key, size_t len)
+gn_chash_first(const gn_chash_t *ch, uint32_t h)
 {
-    uint32_t   h;
     gn_uint_t  lo, hi, mid;
-
-    if (ch->nservers == 1) {
-        return 0;
-    }
-
-    h = gn_chash_hash(key, len);
 
     /* the first point with hash >= h; past the last one: the first */
     lo = 0;
@@ -103,5 +108,16 @@ gn_chash_pick(const gn_chash_t *ch, const u_char *key, size_t len)
         }
     }
 
-    return ch->points[lo == ch->npoints ? 0 : lo].server;
+    return lo == ch->npoints ? 0 : lo;
+}
+
+
+gn_uint_t
+gn_chash_pick(const gn_chash_t *ch, const u_char *key, size_t len)
+{
+    if (ch->nservers == 1) {
+        return 0;
+    }
+
+    return ch->points[gn_chash_first(ch, gn_chash_hash(key, len))].server;
 }

@@ -60,6 +60,7 @@ typedef struct {
     gn_uint_t            tries;
     gn_uint_t            retried_stale;  /* the one retry of a pooled */
     gn_uint_t            sent_any;       /* request bytes reached one */
+    uint32_t             hash;           /* of the group's hash key */
 
     u_char              *body;           /* the request body, malloc()ed */
     size_t               body_len;
@@ -411,6 +412,27 @@ gn_proxy_head(gn_proxy_ctx_t *ctx, u_char *p)
 
 
 /* The whole request to send, once: head and body. */
+/* The hash of the group's key for r (rendered on the stack when short,
+ * as keys are). */
+static uint32_t
+gn_proxy_hash(gn_http_request_t *r, const gn_log_format_t *key)
+{
+    u_char   buf[512], *p = buf;
+    size_t   n;
+
+    n = gn_access_log_render(r, key, NULL);
+    if (n > sizeof(buf)) {
+        p = gn_pnalloc(r->pool, n);
+        if (p == NULL) {
+            return 0;
+        }
+    }
+    (void) gn_access_log_render(r, key, p);
+
+    return gn_chash_hash(p, n);
+}
+
+
 static gn_int_t
 gn_proxy_build(gn_proxy_ctx_t *ctx)
 {
@@ -705,8 +727,9 @@ gn_proxy_connect(gn_proxy_ctx_t *ctx)
     ctx->status = 0;
     ctx->sent = 0;
 
-    uc = gn_upstream_get(ctx->pc->group, ctx->tried, ctx->retried_stale,
-                         gn_proxy_event, ctx, &picked, &err);
+    uc = gn_upstream_get(ctx->pc->group, ctx->tried, ctx->hash,
+                         ctx->retried_stale, gn_proxy_event, ctx, &picked,
+                         &err);
     if (uc == NULL) {
         if (picked == (gn_uint_t) -1) {
             gn_log_error(GN_LOG_ERR, &ctx->r->c->log, 0, "no live upstreams "
@@ -1470,6 +1493,9 @@ gn_proxy_handler(const gn_api_t *api, gn_request_t *rq)
     ctx->log.host = ctx->pc->host;
     r->upstream = &ctx->log;
     gn_proxy_want_upgrade(ctx);
+    if (ctx->pc->group->method == GN_UPSTREAM_HASH) {
+        ctx->hash = gn_proxy_hash(r, &ctx->pc->group->hash_key);
+    }
 
     if (r->has_body && !r->body_done) {
         if (gn_http_module_read_body(r, (void *) gn_proxy_request_body, ctx)

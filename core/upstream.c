@@ -220,6 +220,36 @@ invalid:
 }
 
 
+/* least_conn; or hash KEY [consistent]; */
+static char *
+gn_upstream_method(gn_conf_t *cf, gn_upstream_group_t *g)
+{
+    gn_str_t  *value = cf->args->elts;
+    char       err[256];
+
+    if (g->method != GN_UPSTREAM_RR) {
+        gn_conf_error(cf, "\"%.*s\": the upstream's balancing method is "
+                      "already set", GN_STR_ARG(&value[0]));
+        return GN_CONF_ERROR;
+    }
+
+    if (value[0].data[0] == 'l') {
+        g->method = GN_UPSTREAM_LEAST_CONN;
+        return GN_CONF_OK;
+    }
+
+    if (gn_access_log_template(cf->pool, &g->hash_key, &value[1], err,
+                               sizeof(err)) != GN_OK)
+    {
+        gn_conf_error(cf, "%s in \"hash\" of an upstream block", err);
+        return GN_CONF_ERROR;
+    }
+    g->method = GN_UPSTREAM_HASH;
+    g->consistent = cf->args->nelts == 3;
+    return GN_CONF_OK;
+}
+
+
 static char *
 gn_upstream_line(gn_conf_t *cf, void *data)
 {
@@ -232,9 +262,11 @@ gn_upstream_line(gn_conf_t *cf, void *data)
         return gn_upstream_server_line(cf, g);
     }
 
-    if (gn_str_eq(&value[0], "least_conn") && n == 1) {
-        g->method = GN_UPSTREAM_LEAST_CONN;
-        return GN_CONF_OK;
+    if ((gn_str_eq(&value[0], "least_conn") && n == 1)
+        || (gn_str_eq(&value[0], "hash")
+            && (n == 2 || (n == 3 && gn_str_eq(&value[2], "consistent")))))
+    {
+        return gn_upstream_method(cf, g);
     }
 
     if ((gn_str_eq(&value[0], "keepalive")
@@ -266,10 +298,55 @@ gn_upstream_line(gn_conf_t *cf, void *data)
     }
 
     gn_conf_error(cf, "unknown or malformed directive \"%.*s\" in an "
-                  "upstream block, expected server, least_conn, keepalive, "
-                  "keepalive_requests or keepalive_timeout",
+                  "upstream block, expected server, least_conn, hash, "
+                  "keepalive, keepalive_requests or keepalive_timeout",
                   GN_STR_ARG(&value[0]));
     return GN_CONF_ERROR;
+}
+
+
+/* hash: no backups (as nginx); consistent: the weighted ring. */
+static char *
+gn_upstream_hash_init(gn_conf_t *cf, gn_upstream_group_t *g)
+{
+    gn_upstream_server_t  *s = g->servers.elts;
+    gn_str_t              *names;
+    gn_uint_t             *weights, i, points = 0;
+
+    names = gn_palloc(cf->temp_pool, g->servers.nelts * sizeof(gn_str_t));
+    weights = gn_palloc(cf->temp_pool,
+                        g->servers.nelts * sizeof(gn_uint_t));
+    if (names == NULL || weights == NULL) {
+        return "failed (out of memory)";
+    }
+
+    for (i = 0; i < g->servers.nelts; i++) {
+        if (s[i].backup) {
+            gn_conf_error(cf, "\"backup\" servers cannot be used with "
+                          "\"hash\" in upstream \"%.*s\"",
+                          GN_STR_ARG(&g->name));
+            return GN_CONF_ERROR;
+        }
+        names[i] = s[i].addr.name;
+        weights[i] = s[i].weight;
+        points += s[i].weight;
+    }
+
+    if (g->consistent && points > 8192) {
+        gn_conf_error(cf, "the weights of upstream \"%.*s\" add up to more "
+                      "than 8192, too many points for \"hash ... "
+                      "consistent\"", GN_STR_ARG(&g->name));
+        return GN_CONF_ERROR;
+    }
+
+    if (g->consistent
+        && gn_chash_init_weighted(&g->ring, cf->pool, names, weights,
+                                  g->servers.nelts) != GN_OK)
+    {
+        return "failed (out of memory)";
+    }
+
+    return GN_CONF_OK;
 }
 
 
@@ -300,7 +377,8 @@ gn_upstream_block(gn_conf_t *cf, gn_upstream_group_t *g)
         return GN_CONF_ERROR;
     }
 
-    return GN_CONF_OK;
+    return g->method == GN_UPSTREAM_HASH ? gn_upstream_hash_init(cf, g)
+                                         : GN_CONF_OK;
 }
 
 
@@ -419,6 +497,49 @@ gn_upstream_pick(gn_upstream_group_t *g, gn_upstream_rt_t *rt,
     }
 
     return best;
+}
+
+
+/* hash: the server the key's hash names (by weight, rehashed past
+ * servers left out, up to 20 times, then round robin, as nginx), or on
+ * the ring the first usable one from the key's point on; -1: none. */
+static gn_int_t
+gn_upstream_pick_hash(gn_upstream_group_t *g, gn_upstream_rt_t *rt,
+    const u_char *tried, uint32_t hash)
+{
+    gn_upstream_server_t  *s = g->servers.elts;
+    gn_upstream_peer_t    *p = rt->peers;
+    gn_chash_point_t      *pt = g->ring.points;
+    gn_uint_t              i, k, first, total = 0;
+    uint32_t               w;
+
+    if (g->consistent) {
+        first = gn_chash_first(&g->ring, hash);
+        for (k = 0; k < g->ring.npoints; k++) {
+            i = pt[(first + k) % g->ring.npoints].server;
+            if (!tried[i] && gn_upstream_usable(&s[i], &p[i])) {
+                return (gn_int_t) i;
+            }
+        }
+        return -1;
+    }
+
+    for (i = 0; i < g->servers.nelts; i++) {
+        total += s[i].weight;
+    }
+
+    for (k = 0; k < 20; k++) {
+        w = hash % total;
+        for (i = 0; w >= s[i].weight; i++) {
+            w -= s[i].weight;
+        }
+        if (!tried[i] && gn_upstream_usable(&s[i], &p[i])) {
+            return (gn_int_t) i;
+        }
+        hash = gn_chash_hash((u_char *) &hash, sizeof(hash));
+    }
+
+    return gn_upstream_pick(g, rt, tried, 0);
 }
 
 
@@ -625,9 +746,9 @@ gn_upstream_failed(gn_upstream_group_t *g, gn_upstream_rt_t *rt,
 
 
 gn_upstream_conn_t *
-gn_upstream_get(gn_upstream_group_t *g, u_char *tried, gn_uint_t fresh,
-    gn_upstream_handler_pt handler, void *data, gn_uint_t *picked,
-    const char **err)
+gn_upstream_get(gn_upstream_group_t *g, u_char *tried, uint32_t hash,
+    gn_uint_t fresh, gn_upstream_handler_pt handler, void *data,
+    gn_uint_t *picked, const char **err)
 {
     gn_upstream_rt_t    *rt;
     gn_upstream_conn_t  *uc;
@@ -639,9 +760,13 @@ gn_upstream_get(gn_upstream_group_t *g, u_char *tried, gn_uint_t fresh,
         return NULL;
     }
 
-    i = gn_upstream_pick(g, rt, tried, 0);
-    if (i == -1) {
-        i = gn_upstream_pick(g, rt, tried, 1);
+    if (g->method == GN_UPSTREAM_HASH) {
+        i = gn_upstream_pick_hash(g, rt, tried, hash);
+    } else {
+        i = gn_upstream_pick(g, rt, tried, 0);
+        if (i == -1) {
+            i = gn_upstream_pick(g, rt, tried, 1);
+        }
     }
     if (i == -1) {
         return NULL;

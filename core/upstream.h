@@ -25,6 +25,8 @@
 
 #include "array.h"
 #include "conf.h"
+#include "chash.h"
+#include "access_log.h"
 #include "event.h"
 #include "timer.h"
 #include "log.h"
@@ -54,6 +56,7 @@ typedef struct {
 
 #define GN_UPSTREAM_RR          0        /* weighted round robin */
 #define GN_UPSTREAM_LEAST_CONN  1
+#define GN_UPSTREAM_HASH        2        /* hash KEY [consistent] */
 
 typedef struct gn_upstream_rt_s  gn_upstream_rt_t;
 
@@ -61,6 +64,10 @@ typedef struct {
     gn_str_t             name;           /* NAME, or the URL's host:port */
     gn_array_t           servers;        /* of gn_upstream_server_t */
     gn_uint_t            method;         /* GN_UPSTREAM_RR, ... */
+    gn_log_format_t      hash_key;       /* hash: the key, with variables
+                                            (the proxy renders it) */
+    gn_uint_t            consistent;     /* ... on the ring below */
+    gn_chash_t           ring;           /* ... weighted */
     gn_uint_t            keepalive;      /* idle connections kept per
                                             child; 0: none */
     gn_msec_t            keepalive_timeout;
@@ -102,8 +109,9 @@ struct gn_upstream_conn_s {
 /*
  * Child only. A connection to a server of g that tried[] (one flag per
  * server, g->servers.nelts of them) does not mark: the balancer's pick
- * among those up, else the backups, else NULL with *picked (gn_uint_t)
- * -1 (none left). Unless `fresh`, an idle pooled connection to it when
+ * among those up (for `hash`, by hash: gn_chash_hash of the rendered
+ * key), else the backups, else NULL with *picked (gn_uint_t) -1 (none
+ * left). Unless `fresh`, an idle pooled connection to it when
  * there is one (reused set), else a new one whose connect() is in
  * progress (connected clear: the handler's first GN_EV_OUT says it
  * completed, or failed: gn_upstream_connect_error tells). The pick is
@@ -111,8 +119,8 @@ struct gn_upstream_conn_s {
  * the socket could not be made (the server is counted as failed).
  */
 gn_upstream_conn_t *gn_upstream_get(gn_upstream_group_t *g, u_char *tried,
-    gn_uint_t fresh, gn_upstream_handler_pt handler, void *data,
-    gn_uint_t *picked, const char **err);
+    uint32_t hash, gn_uint_t fresh, gn_upstream_handler_pt handler,
+    void *data, gn_uint_t *picked, const char **err);
 
 /* After connect() completed on uc: 0, or its error (an errno). */
 int gn_upstream_connect_error(gn_upstream_conn_t *uc);

@@ -265,8 +265,18 @@ my @bad_lines = (
       . 'number, 1 or more', 3 ],
     [ 'upstream-unknown', 1, [ 'upstream a { server 127.0.0.1:1; sticky; }' ],
       'unknown or malformed directive "sticky" in an upstream block, '
-      . 'expected server, least_conn, keepalive, keepalive_requests or '
-      . 'keepalive_timeout', 3 ],
+      . 'expected server, least_conn, hash, keepalive, keepalive_requests '
+      . 'or keepalive_timeout', 3 ],
+    [ 'upstream-hash-backup', 1,
+      [ 'upstream a { hash $uri; server 127.0.0.1:1; '
+        . 'server 127.0.0.1:2 backup; }' ],
+      '"backup" servers cannot be used with "hash" in upstream "a"', 3 ],
+    [ 'upstream-hash-var', 1,
+      [ 'upstream a { hash $nosuch; server 127.0.0.1:1; }' ],
+      'unknown variable "$nosuch" in "hash" of an upstream block', 3 ],
+    [ 'upstream-two-methods', 1,
+      [ 'upstream a { least_conn; hash $uri; server 127.0.0.1:1; }' ],
+      '"hash": the upstream\'s balancing method is already set', 3 ],
     [ 'log-var', 1, [ q<log_format f '$nosuch';> ],
       'unknown variable "$nosuch" in "log_format" directive', 3 ],
     [ 'log-brace', 1, [ q<log_format f '${uri';> ],

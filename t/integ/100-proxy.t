@@ -78,6 +78,12 @@ upstream small {
     keepalive 2;
 }
 
+upstream byuri {
+    hash \$request_uri consistent;
+    server 127.0.0.1:$b1;
+    server 127.0.0.1:$b2;
+}
+
 upstream pair {
     server 127.0.0.1:$b1 max_fails=0;
     server 127.0.0.1:$b2 max_fails=0;
@@ -113,6 +119,7 @@ server {
         proxy_pass_request_headers off;
     }
     location /x/ { proxy_pass http://127.0.0.1:$b1/; }
+    location /h/ { proxy_pass http://byuri/; }
     location /tmo/ {
         proxy_pass http://pair/;
         proxy_read_timeout 1s;
@@ -164,6 +171,14 @@ my $after = GnBackend::stats($t, $b1)->{conns}
 # +2: the stats requests themselves, made straight to the backends
 ok($after - $before <= 2 + 2, "the pool: at most one upstream connection "
    . "per server (" . ($after - $before - 2) . ")");
+
+my %by = map { my $u = "/h/id?k=$_"; ($u => get($u)->{body}) } 1 .. 20;
+my $again = grep { get($_)->{body} eq $by{$_} } sort keys %by;
+is($again, 20, 'hash $request_uri consistent: a URI goes to its server');
+my %n;
+$n{$_}++ for values %by;
+ok(($n{"b1\n"} // 0) > 0 && ($n{"b2\n"} // 0) > 0,
+   'hash: URIs spread over the servers');
 
 # ---- the request sent ------------------------------------------------------
 

@@ -5,9 +5,11 @@
  * and failed ones (max_fails within fail_timeout) left out, and taken
  * back after fail_timeout; a lone server never left out; backups only
  * when no primary can serve; least_conn by active connections per
- * weight; the pool: a kept connection is handed out again, keepalive
- * bounds what is kept, keepalive_requests retires one, a connection the
- * server closed while idle is dropped by its event.
+ * weight; hash KEY, plain and consistent (a key keeps its server, keys
+ * spread, a server left out moves only its own keys); the pool: a kept
+ * connection is handed out again, keepalive bounds what is kept,
+ * keepalive_requests retires one, a connection the server closed while
+ * idle is dropped by its event.
  */
 
 #include "gn_config.h"
@@ -17,6 +19,7 @@
 #include <arpa/inet.h>
 
 #include "upstream.h"
+#include "chash.h"
 #include "str.h"
 #include "../tap.h"
 
@@ -98,7 +101,7 @@ pick(gn_upstream_group_t *g, u_char *tried, gn_uint_t failed)
     gn_uint_t            picked;
     u_char               none[NSRV] = { 0 };
 
-    uc = gn_upstream_get(g, tried ? tried : none, 1, noop, NULL, &picked,
+    uc = gn_upstream_get(g, tried ? tried : none, 0, 1, noop, NULL, &picked,
                          &err);
     if (uc == NULL) {
         return picked == (gn_uint_t) -1 ? -1 : -2;
@@ -130,6 +133,24 @@ accept_peer(int l, int fd)
         }
         close(k);
     }
+}
+
+
+static gn_int_t
+pick_hash(gn_upstream_group_t *g, uint32_t hash)
+{
+    gn_upstream_conn_t  *uc;
+    const char          *err = NULL;
+    gn_uint_t            picked;
+    u_char               none[NSRV] = { 0 };
+
+    uc = gn_upstream_get(g, none, hash, 1, noop, NULL, &picked, &err);
+    if (uc == NULL) {
+        return -1;
+    }
+    gn_upstream_done(uc, 0);
+    gn_upstream_close(uc);
+    return (gn_int_t) picked;
 }
 
 
@@ -244,9 +265,9 @@ main(void)
     g = group(pool, 3, NULL);
     g->method = GN_UPSTREAM_LEAST_CONN;
     memset(tried, 0, sizeof(tried));
-    uc = gn_upstream_get(g, tried, 1, noop, NULL, &picked, &err);
+    uc = gn_upstream_get(g, tried, 0, 1, noop, NULL, &picked, &err);
     memset(tried, 0, sizeof(tried));
-    uc2 = gn_upstream_get(g, tried, 1, noop, NULL, &picked, &err);
+    uc2 = gn_upstream_get(g, tried, 0, 1, noop, NULL, &picked, &err);
     ok(uc != NULL && uc2 != NULL && uc->server != uc2->server,
        "least_conn: the second goes to another server");
     k = pick(g, NULL, 0);
@@ -257,18 +278,60 @@ main(void)
     gn_upstream_done(uc2, 0);
     gn_upstream_close(uc2);
 
+    /* hash KEY: a key's server, always; keys spread; a server left
+     * out moves only its own keys (consistent) */
+    for (k = 0; k < 2; k++) {
+        gn_str_t   names[NSRV] = { gn_string("a:1"), gn_string("b:1"),
+                                   gn_string("c:1") };
+        gn_uint_t  w[NSRV] = { 1, 1, 1 }, before[100], same, moved, j;
+
+        g = group(pool, 3, NULL);
+        g->method = GN_UPSTREAM_HASH;
+        g->consistent = (gn_uint_t) k;
+        if (k == 1) {
+            gn_chash_init_weighted(&g->ring, pool, names, w, 3);
+        }
+        memset(n, 0, sizeof(n));
+        for (j = 0; j < 100; j++) {
+            before[j] = (gn_uint_t) pick_hash(g, gn_chash_hash(
+                            (u_char *) &j, sizeof(j)));
+            n[before[j]]++;
+        }
+        for (j = 0, same = 0; j < 100; j++) {
+            same += (gn_uint_t) pick_hash(g, gn_chash_hash(
+                        (u_char *) &j, sizeof(j))) == before[j];
+        }
+        is_int(same, 100, "hash%s: a key goes to its server every time",
+               k ? " consistent" : "");
+        ok(n[0] > 10 && n[1] > 10 && n[2] > 10,
+           "hash%s: keys spread (%u %u %u)", k ? " consistent" : "",
+           (unsigned) n[0], (unsigned) n[1], (unsigned) n[2]);
+        s = g->servers.elts;
+        s[1].down = 1;
+        for (j = 0, moved = 0, same = 0; j < 100; j++) {
+            i = (gn_uint_t) pick_hash(g, gn_chash_hash((u_char *) &j,
+                                                       sizeof(j)));
+            moved += i == 1;
+            same += before[j] != 1 && i == before[j];
+        }
+        is_int(moved, 0, "hash%s: a down server gets no key",
+               k ? " consistent" : "");
+        is_int(same, 100 - n[1], "hash%s: the other servers keep theirs",
+               k ? " consistent" : "");
+    }
+
     /* the pool */
     g = group(pool, 1, NULL);
     g->keepalive = 1;
     memset(tried, 0, sizeof(tried));
-    uc = gn_upstream_get(g, tried, 0, noop, NULL, &picked, &err);
+    uc = gn_upstream_get(g, tried, 0, 0, noop, NULL, &picked, &err);
     ok(uc != NULL && !uc->reused, "pool: a new connection first");
     k = accept_peer(lfd[0], uc->io.fd);
     gn_upstream_done(uc, 0);
     uc->requests++;
     gn_upstream_keep(uc);
     memset(tried, 0, sizeof(tried));
-    uc2 = gn_upstream_get(g, tried, 0, noop, NULL, &picked, &err);
+    uc2 = gn_upstream_get(g, tried, 0, 0, noop, NULL, &picked, &err);
     ok(uc2 == uc && uc2->reused, "pool: ... then the kept one");
     gn_upstream_done(uc2, 0);
     gn_upstream_keep(uc2);
@@ -277,14 +340,14 @@ main(void)
     sigemptyset(&mask);
     (void) gn_event_process(100, &mask);   /* ... its event comes */
     memset(tried, 0, sizeof(tried));
-    uc = gn_upstream_get(g, tried, 0, noop, NULL, &picked, &err);
+    uc = gn_upstream_get(g, tried, 0, 0, noop, NULL, &picked, &err);
     ok(uc != NULL && !uc->reused,
        "pool: one the server closed is not handed out");
     gn_upstream_done(uc, 0);
     uc->requests = g->keepalive_requests;
     gn_upstream_keep(uc);                  /* retired, not kept */
     memset(tried, 0, sizeof(tried));
-    uc = gn_upstream_get(g, tried, 0, noop, NULL, &picked, &err);
+    uc = gn_upstream_get(g, tried, 0, 0, noop, NULL, &picked, &err);
     ok(uc != NULL && !uc->reused, "pool: keepalive_requests retires one");
     gn_upstream_done(uc, 0);
     gn_upstream_close(uc);
