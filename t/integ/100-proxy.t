@@ -538,6 +538,4 @@ like($el, qr/\[warn\].*more data than its response framed/,
      '... a response longer than its length');
 like($el, qr/\[error\].*no live upstreams in "gone"/, '... none left');
 
-$t->stop;
-
-done_testing();
+$t->done;
