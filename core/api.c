@@ -24,6 +24,7 @@
 #include "tls_scache.h"
 #include "memc.h"
 #include "listen.h"
+#include "proxy.h"
 
 
 #define gn_req(r)   ((gn_http_request_t *) (r))
@@ -862,6 +863,46 @@ gn_api_proto_stats(int slot, gn_proto_stats_t *out, size_t size)
 }
 
 
+/* 1.6. Filled as proto_stats. */
+static int
+gn_api_upstream_stats(unsigned index, gn_upstream_server_stats_t *out,
+    size_t size)
+{
+    gn_upstream_server_stats_t   us;
+    gn_upstream_server_t        *s;
+    gn_upstream_group_t         *g;
+
+    if (gn_cycle == NULL || out == NULL
+        || size < offsetof(gn_upstream_server_stats_t, requests)
+        || gn_proxy_server(gn_cycle, index, &g, &s) != GN_OK
+        || s->stats == NULL)
+    {
+        return 0;
+    }
+
+    memset(&us, 0, sizeof(us));
+    us.state = s->stats->state;
+    memcpy(us.upstream, g->name.data, gn_min(g->name.len,
+                                             sizeof(us.upstream) - 1));
+    memcpy(us.server, s->addr.name.data, gn_min(s->addr.name.len,
+                                                sizeof(us.server) - 1));
+    us.weight = (uint32_t) s->weight;
+    us.backup = (uint32_t) s->backup;
+    us.requests = s->stats->requests;
+    memcpy(us.responses, s->stats->responses, sizeof(us.responses));
+    us.fail_connect = s->stats->fail[GN_UPSTREAM_FAIL_CONNECT];
+    us.fail_timeout = s->stats->fail[GN_UPSTREAM_FAIL_TIMEOUT];
+    us.fail_invalid = s->stats->fail[GN_UPSTREAM_FAIL_INVALID];
+    us.fail_cut = s->stats->fail[GN_UPSTREAM_FAIL_CUT];
+    us.disabled = s->stats->disabled;
+    memcpy(us.time_le, s->stats->time, sizeof(us.time_le));
+    us.active = s->stats->active;
+    us.idle = s->stats->idle;
+
+    return gn_api_fill(out, &us, sizeof(us), size);
+}
+
+
 /* 1.4. Filled as proto_stats: a whole struct, then the caller's size. */
 static int
 gn_api_memcached_stats(unsigned index, gn_memcached_stats_t *out,
@@ -974,5 +1015,6 @@ const gn_api_t  gn_api = {
     gn_api_proto_stats,
     gn_api_memcached_stats,
     gn_api_tls_ticket_stats,
-    gn_api_on_drained
+    gn_api_on_drained,
+    gn_api_upstream_stats
 };

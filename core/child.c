@@ -30,6 +30,7 @@
 #include "api.h"
 #include "regex.h"
 #include "caps.h"
+#include "upstream.h"
 
 
 
@@ -294,6 +295,7 @@ gn_child_exit(gn_cycle_t *cycle, int code)
 {
     gn_log_error(GN_LOG_NOTICE, &cycle->log, 0, "exiting");
     gn_conn_close_all();
+    gn_upstream_child_exit();
     gn_access_log_flush_all();        /* after the last requests' lines */
     gn_module_exit_child(cycle);
     gn_api_collect();

@@ -42,6 +42,7 @@ noinst_LTLIBRARIES += %reldir%/libgncore.la
     %reldir%/chash.c %reldir%/chash.h \
     %reldir%/tls_hello.c %reldir%/tls_hello.h \
     %reldir%/memc.c %reldir%/memc.h \
+    %reldir%/addr.c %reldir%/addr.h \
     %reldir%/upstream.c %reldir%/upstream.h \
     %reldir%/proxy.c %reldir%/proxy.h \
     %reldir%/module.c %reldir%/module.h \

@@ -63,7 +63,7 @@ struct gn_memc_op_s {
 
 typedef struct gn_memc_srv_s {
     gn_io_t               io;           /* first: events find us */
-    gn_upstream_addr_t       *addr;
+    gn_addr_t       *addr;
     gn_memc_stats_t      *st;
     gn_timer_t            timer;        /* stall (or connect) limit */
     gn_memc_state_e       state;

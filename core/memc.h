@@ -26,7 +26,7 @@
 #include <sys/socket.h>
 
 #include "chash.h"
-#include "upstream.h"
+#include "addr.h"
 
 
 #define GN_MEMC_STALL       1000        /* ms without an answer: down */
@@ -61,7 +61,7 @@ typedef struct {
 
 /* What the configuration gives (master; children inherit it). */
 typedef struct {
-    gn_upstream_addr_t     *servers;
+    gn_addr_t     *servers;
     gn_uint_t           nservers;
     gn_chash_t          ring;
     gn_memc_stats_t    *stats;          /* nservers, in a shared zone */

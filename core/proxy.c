@@ -26,7 +26,6 @@
 #include <sys/socket.h>
 
 #include "proxy.h"
-#include "http_module.h"
 #include "module.h"
 #include "str.h"
 
@@ -149,7 +148,7 @@ gn_proxy_log_time(gn_http_request_t *r, gn_str_t *f, gn_msec_t ms)
 
 /* The end of an attempt: its server, status and times to the log. */
 static void
-gn_proxy_log_attempt(gn_proxy_ctx_t *ctx, gn_uint_t status)
+gn_proxy_log_attempt(gn_proxy_ctx_t *ctx, gn_uint_t status, gn_uint_t fail)
 {
     gn_http_request_t     *r = ctx->r;
     gn_upstream_server_t  *s = ctx->pc->group->servers.elts;
@@ -167,6 +166,9 @@ gn_proxy_log_attempt(gn_proxy_ctx_t *ctx, gn_uint_t status)
     } else {
         gn_proxy_log_add(r, &ctx->log.connect_time, "-", 1);
     }
+
+    gn_upstream_account(ctx->pc->group, ctx->server, ctx->status,
+                        gn_current_msec - ctx->started, fail);
 }
 
 
@@ -550,7 +552,13 @@ gn_proxy_fail(gn_proxy_ctx_t *ctx, gn_uint_t next, gn_uint_t status,
             && next == GN_PROXY_NEXT_ERROR && !ctx->retried_stale
             && gn_proxy_idempotent(ctx->r);
 
-    gn_proxy_log_attempt(ctx, status);
+    gn_proxy_log_attempt(ctx, status,
+                         next == GN_PROXY_NEXT_TIMEOUT
+                         ? GN_UPSTREAM_FAIL_TIMEOUT
+                         : next == GN_PROXY_NEXT_INVALID
+                         ? GN_UPSTREAM_FAIL_INVALID
+                         : next == GN_PROXY_NEXT_ERROR && !ctx->connected
+                         ? GN_UPSTREAM_FAIL_CONNECT : 0);
     gn_proxy_release(ctx, server_failed && !stale, 0);
     ctx->last_status = status;
     ctx->buf_len = ctx->scanned = 0;
@@ -586,7 +594,7 @@ gn_proxy_cut(gn_proxy_ctx_t *ctx, const char *why)
     gn_log_error(GN_LOG_ERR, &ctx->r->c->log, 0, "%s while reading the "
                  "response from upstream %.*s", why,
                  GN_STR_ARG(&s[ctx->server].addr.name));
-    gn_proxy_log_attempt(ctx, ctx->status);
+    gn_proxy_log_attempt(ctx, ctx->status, GN_UPSTREAM_FAIL_CUT);
     gn_proxy_release(ctx, 0, 0);
     ctx->r->cut = 1;
     (void) gn_http_module_finish(ctx->r, 502);
@@ -975,7 +983,7 @@ gn_proxy_done(gn_proxy_ctx_t *ctx, gn_uint_t extra)
                               "kept");
     }
 
-    gn_proxy_log_attempt(ctx, ctx->status);
+    gn_proxy_log_attempt(ctx, ctx->status, 0);
     gn_proxy_release(ctx, 0, ctx->keep && !extra);
     (void) gn_http_module_finish(ctx->r, GN_OK);
 }
@@ -1406,7 +1414,7 @@ gn_proxy_tunnel_start(gn_proxy_ctx_t *ctx)
     memcpy(t->up + head, ctx->buf + ctx->head_len, rest);
     t->up_len = head + rest;
 
-    gn_proxy_log_attempt(ctx, 101);
+    gn_proxy_log_attempt(ctx, 101, 0);
     r->status = 101;
     r->header_bytes = r->bytes_sent = (off_t) head;
 
@@ -1855,6 +1863,10 @@ gn_proxy_merge(gn_conf_t *cf, gn_loc_conf_t *lc, gn_loc_conf_t *prev)
 }
 
 
+static gn_int_t gn_proxy_list_group(gn_conf_t *cf, gn_cycle_t *cycle,
+    gn_proxy_conf_t *pc);
+
+
 /* A proxy_pass HOST without a port: the upstream of that name, else
  * HOST:80. */
 static gn_int_t
@@ -1878,7 +1890,10 @@ gn_proxy_check(gn_conf_t *cf, gn_cycle_t *cycle, gn_srv_conf_t *sc,
         return GN_ERROR;
     }
 
-    if (pc->pass_name.data == NULL || pc->group != NULL) {
+    if (pc->group != NULL) {
+        return gn_proxy_list_group(cf, cycle, pc);
+    }
+    if (pc->pass_name.data == NULL) {
         return GN_OK;
     }
 
@@ -1908,7 +1923,62 @@ gn_proxy_check(gn_conf_t *cf, gn_cycle_t *cycle, gn_srv_conf_t *sc,
         return GN_ERROR;
     }
 
+    return gn_proxy_list_group(cf, cycle, pc);
+}
+
+
+/* A proxy_pass URL's group joins the main level's list (the named ones
+ * are there from their block), for the counters' zone; URLs of one
+ * host:port share one group (its pool and counters), as nginx's. */
+static gn_int_t
+gn_proxy_list_group(gn_conf_t *cf, gn_cycle_t *cycle, gn_proxy_conf_t *pc)
+{
+    gn_proxy_conf_t       *main = gn_proxy_conf(cycle->main_loc);
+    gn_upstream_group_t  **pg, *g = pc->group;
+    gn_uint_t              i;
+
+    if (!g->implicit || g->listed) {
+        return GN_OK;
+    }
+
+    pg = main->groups != NULL ? main->groups->elts : NULL;
+    for (i = 0; main->groups != NULL && i < main->groups->nelts; i++) {
+        if (pg[i]->implicit && gn_str_cmp(&pg[i]->name, &g->name) == 0) {
+            pc->group = pg[i];
+            return GN_OK;
+        }
+    }
+
+    if (main->groups == NULL) {
+        main->groups = gn_array_create(cf->pool, 4,
+                                       sizeof(gn_upstream_group_t *));
+    }
+    pg = main->groups != NULL ? gn_array_push(main->groups) : NULL;
+    if (pg == NULL) {
+        snprintf(cf->err, sizeof(cf->err), "out of memory");
+        return GN_ERROR;
+    }
+    *pg = g;
+    g->listed = 1;
     return GN_OK;
+}
+
+
+/* Master: the counters of every upstream server, in a shared zone. */
+static gn_int_t
+gn_proxy_open(gn_cycle_t *cycle, gn_cycle_t *old, gn_log_t *log)
+{
+    gn_array_t  *groups = gn_proxy_conf(cycle->main_loc)->groups;
+    gn_array_t  *ogroups;
+
+    if (groups == NULL) {
+        return GN_OK;
+    }
+    ogroups = old != NULL ? gn_proxy_conf(old->main_loc)->groups : NULL;
+
+    return gn_upstream_zone(cycle->pool, groups->elts, groups->nelts,
+                            ogroups ? ogroups->elts : NULL,
+                            ogroups ? ogroups->nelts : 0, log);
 }
 
 
@@ -1917,5 +1987,28 @@ const gn_feature_t  gn_proxy_feature = {
     .conf_size = sizeof(gn_proxy_conf_t),
     .create_conf = gn_proxy_create,
     .merge_conf = gn_proxy_merge,
-    .check_level = gn_proxy_check
+    .check_level = gn_proxy_check,
+    .open_cycle = gn_proxy_open
 };
+
+
+gn_int_t
+gn_proxy_server(gn_cycle_t *cycle, gn_uint_t index,
+    gn_upstream_group_t **group, gn_upstream_server_t **server)
+{
+    gn_array_t            *groups = gn_proxy_conf(cycle->main_loc)->groups;
+    gn_upstream_group_t  **pg;
+    gn_uint_t              i;
+
+    pg = groups != NULL ? groups->elts : NULL;
+    for (i = 0; groups != NULL && i < groups->nelts; i++) {
+        if (index < pg[i]->servers.nelts) {
+            *group = pg[i];
+            *server = &((gn_upstream_server_t *) pg[i]->servers.elts)[index];
+            return GN_OK;
+        }
+        index -= pg[i]->servers.nelts;
+    }
+
+    return GN_DECLINED;
+}

@@ -71,6 +71,13 @@ typedef struct {
  * then). */
 void *gn_proxy_handler_for(gn_loc_conf_t *lc);
 
+/* Server `index` of every group of the cycle (named and proxy_pass
+ * URLs', in the order of the configuration; each group's servers in
+ * their order): GN_OK with *group and *server, GN_DECLINED past the
+ * last. Any process. */
+gn_int_t gn_proxy_server(gn_cycle_t *cycle, gn_uint_t index,
+    gn_upstream_group_t **group, gn_upstream_server_t **server);
+
 /* The registry's "proxy": upstream, proxy_*. */
 extern const gn_feature_t  gn_proxy_feature;
 

@@ -16,7 +16,7 @@ struct gn_log_s;
  * upgrade can pass it to the new master (GANNET_ZONES): an `inherited`
  * zone holds what the old master's children left in it, and they may
  * still be using it. */
-typedef struct {
+typedef struct gn_shm_zone_s {
     u_char     *addr;
     size_t      size;
     gn_uint_t   refs;

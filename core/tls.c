@@ -2567,7 +2567,7 @@ gn_tls_conf_memcached(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
 {
     gn_tls_conf_t   *tlc = conf;
     gn_str_t        *value = cf->args->elts;
-    gn_upstream_addr_t  *a;
+    gn_addr_t  *a;
     const char      *e;
     gn_uint_t        i;
 
@@ -2581,7 +2581,7 @@ gn_tls_conf_memcached(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
     }
 
     tlc->memcached = gn_array_create(cf->pool, cf->args->nelts - 1,
-                                     sizeof(gn_upstream_addr_t));
+                                     sizeof(gn_addr_t));
     if (tlc->memcached == NULL) {
         return "failed (out of memory)";
     }
@@ -2591,7 +2591,7 @@ gn_tls_conf_memcached(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
         if (a == NULL) {
             return "failed (out of memory)";
         }
-        e = gn_upstream_addr_parse(a, &value[i], 0);
+        e = gn_addr_parse(a, &value[i], 0);
         if (e != NULL) {
             gn_conf_error(cf, "invalid memcached server \"%.*s\" in "
                           "\"tls_session_memcached\" directive: %s",

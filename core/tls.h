@@ -27,7 +27,7 @@ typedef struct {
     gn_array_t       *keys;             /* of gn_conf_path_t, same order */
     gn_str_t          stapling;
 
-    gn_array_t       *memcached;        /* of gn_upstream_addr_t; NULL: off */
+    gn_array_t       *memcached;        /* of gn_addr_t; NULL: off */
     gn_msec_t         memcached_timeout;
     gn_str_t          memcached_prefix;
 

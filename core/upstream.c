@@ -20,13 +20,21 @@
 
 #include "gn_config.h"
 
-#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <sys/un.h>
 
 #include "upstream.h"
+#include "shm.h"
 #include "str.h"
+
+
+#define gn_upstream_count(s, f, n)                                           \
+    do {                                                                     \
+        if ((s)->stats != NULL) {                                            \
+            (void) __atomic_fetch_add(&(s)->stats->f, (n),                   \
+                                      __ATOMIC_RELAXED);                     \
+        }                                                                    \
+    } while (0)
 
 
 typedef struct {
@@ -37,6 +45,7 @@ typedef struct {
 } gn_upstream_peer_t;
 
 struct gn_upstream_rt_s {
+    gn_upstream_rt_t    *next;           /* this child's, all of them */
     gn_upstream_peer_t  *peers;
     gn_uint_t            rr;             /* least_conn's tie breaker */
     gn_upstream_conn_t  *idle;           /* newest first */
@@ -46,80 +55,10 @@ struct gn_upstream_rt_s {
 
 
 static gn_upstream_conn_t   *gn_upstream_free;
+static gn_upstream_rt_t     *gn_upstream_rts;
 
 
-/* ---- addresses and configuration (master) ----------------------------- */
-
-const char *
-gn_upstream_addr_parse(gn_upstream_addr_t *a, const gn_str_t *text,
-    gn_uint_t unix_ok)
-{
-    struct addrinfo      hints, *res;
-    struct sockaddr_un  *sun;
-    char                 host[256], port[8];
-    const u_char        *p, *colon;
-    size_t               hlen, plen;
-    int                  rc;
-
-    memset(a, 0, sizeof(gn_upstream_addr_t));
-    a->name = *text;
-    p = text->data;
-
-    if (unix_ok && text->len > 5 && memcmp(p, "unix:", 5) == 0) {
-        sun = (struct sockaddr_un *) &a->sa;
-        if (text->len - 5 >= sizeof(sun->sun_path)) {
-            return "unix socket path too long";
-        }
-        sun->sun_family = AF_UNIX;
-        memcpy(sun->sun_path, p + 5, text->len - 5);
-        a->socklen = (socklen_t) sizeof(struct sockaddr_un);
-        return NULL;
-    }
-
-    if (text->len > 0 && p[0] == '[') {
-        colon = memchr(p, ']', text->len);
-        if (colon == NULL || colon + 1 == p + text->len || colon[1] != ':') {
-            return "expected [IPv6]:PORT";
-        }
-        p++;
-        hlen = (size_t) (colon - p);
-        colon++;
-    } else {
-        colon = memrchr(p, ':', text->len);
-        if (colon == NULL) {
-            return "expected HOST:PORT";
-        }
-        hlen = (size_t) (colon - p);
-    }
-
-    plen = (size_t) (text->data + text->len - (colon + 1));
-    if (hlen == 0 || hlen >= sizeof(host) || plen == 0) {
-        return "expected HOST:PORT";
-    }
-    memcpy(host, p, hlen);
-    host[hlen] = '\0';
-
-    rc = (int) gn_atoi(colon + 1, plen);
-    if (plen > 5 || rc < 1 || rc > 65535) {
-        return "invalid port";
-    }
-    snprintf(port, sizeof(port), "%d", rc);
-
-    memset(&hints, 0, sizeof(hints));
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_NUMERICSERV;
-    rc = getaddrinfo(host, port, &hints, &res);
-    if (rc != 0) {
-        return gai_strerror(rc);
-    }
-    memcpy(&a->sa, res->ai_addr, res->ai_addrlen);
-    a->socklen = res->ai_addrlen;
-    freeaddrinfo(res);
-
-    return NULL;
-}
-
+/* ---- configuration (master) ------------------------------------------- */
 
 static gn_int_t
 gn_upstream_group_init(gn_conf_t *cf, gn_upstream_group_t *g)
@@ -172,7 +111,7 @@ gn_upstream_server_line(gn_conf_t *cf, gn_upstream_group_t *g)
         v.len = value[1].len + 3;
     }
 
-    err = gn_upstream_addr_parse(&s->addr, &v, 1);
+    err = gn_addr_parse(&s->addr, &v, 1);
     if (err != NULL) {
         gn_conf_error(cf, "invalid upstream server \"%.*s\": %s",
                       GN_STR_ARG(&value[1]), err);
@@ -402,7 +341,7 @@ gn_upstream_implicit(gn_conf_t *cf, const gn_str_t *hostport)
     s->max_fails = 1;
     s->fail_timeout = 10000;
 
-    err = gn_upstream_addr_parse(&s->addr, hostport, 0);
+    err = gn_addr_parse(&s->addr, hostport, 0);
     if (err != NULL) {
         gn_conf_error(cf, "invalid upstream \"%.*s\": %s",
                       GN_STR_ARG(hostport), err);
@@ -437,6 +376,8 @@ gn_upstream_rt(gn_upstream_group_t *g)
     }
 
     g->rt = rt;                  /* the child's copy of the configuration */
+    rt->next = gn_upstream_rts;
+    gn_upstream_rts = rt;
     return rt;
 }
 
@@ -602,6 +543,8 @@ gn_upstream_unlink(gn_upstream_rt_t *rt, gn_upstream_conn_t *uc)
     }
     uc->next = uc->prev = NULL;
     rt->nidle--;
+    gn_upstream_count(&((gn_upstream_server_t *) uc->group->servers.elts)
+                      [uc->server], idle, -1);
     gn_timer_del(&uc->idle);
 }
 
@@ -736,6 +679,10 @@ gn_upstream_failed(gn_upstream_group_t *g, gn_upstream_rt_t *rt,
     p->failed_at = gn_current_msec;
 
     if (p->fails == s->max_fails) {
+        gn_upstream_count(s, disabled, 1);
+        if (s->stats != NULL) {
+            s->stats->state = GN_UPSTREAM_FAILED;
+        }
         gn_log_error(GN_LOG_WARN, NULL, 0, "upstream server %.*s of \"%.*s\" "
                      "temporarily disabled for %lu ms after %lu failures",
                      GN_STR_ARG(&s->addr.name), GN_STR_ARG(&g->name),
@@ -750,9 +697,10 @@ gn_upstream_get(gn_upstream_group_t *g, u_char *tried, uint32_t hash,
     gn_uint_t fresh, gn_upstream_handler_pt handler, void *data,
     gn_uint_t *picked, const char **err)
 {
-    gn_upstream_rt_t    *rt;
-    gn_upstream_conn_t  *uc;
-    gn_int_t             i;
+    gn_upstream_rt_t      *rt;
+    gn_upstream_conn_t    *uc;
+    gn_upstream_server_t  *s;
+    gn_int_t               i;
 
     *picked = (gn_uint_t) -1;
     rt = gn_upstream_rt(g);
@@ -788,6 +736,9 @@ gn_upstream_get(gn_upstream_group_t *g, u_char *tried, uint32_t hash,
     uc->handler = handler;
     uc->data = data;
     rt->peers[i].active++;
+    s = &((gn_upstream_server_t *) g->servers.elts)[i];
+    gn_upstream_count(s, requests, 1);
+    gn_upstream_count(s, active, 1);
 
     return uc;
 }
@@ -810,15 +761,142 @@ gn_upstream_connect_error(gn_upstream_conn_t *uc)
 void
 gn_upstream_done(gn_upstream_conn_t *uc, gn_uint_t failed)
 {
-    gn_upstream_rt_t  *rt = gn_upstream_rt(uc->group);
+    gn_upstream_rt_t      *rt = gn_upstream_rt(uc->group);
+    gn_upstream_server_t  *s;
 
+    s = &((gn_upstream_server_t *) uc->group->servers.elts)[uc->server];
     rt->peers[uc->server].active--;
+    gn_upstream_count(s, active, -1);
 
     if (failed) {
         gn_upstream_failed(uc->group, rt, uc->server);
     } else {
         rt->peers[uc->server].fails = 0;
+        if (s->stats != NULL && s->stats->state == GN_UPSTREAM_FAILED) {
+            s->stats->state = GN_UPSTREAM_UP;
+        }
     }
+}
+
+
+void
+gn_upstream_account(gn_upstream_group_t *g, gn_uint_t i, gn_uint_t status,
+    gn_msec_t ms, gn_uint_t fail)
+{
+    static const gn_msec_t  le[GN_UPSTREAM_BUCKETS - 1] = {
+        1, 5, 25, 100, 500, 2500, 10000
+    };
+    gn_upstream_server_t   *s = &((gn_upstream_server_t *)
+                                  g->servers.elts)[i];
+    gn_uint_t               b;
+
+    if (s->stats == NULL) {
+        return;
+    }
+
+    if (status >= 100 && status < 600) {
+        gn_upstream_count(s, responses[status / 100], 1);
+    }
+    if (fail != 0) {
+        gn_upstream_count(s, fail[fail], 1);
+    }
+    for (b = 0; b < GN_UPSTREAM_BUCKETS - 1 && ms > le[b]; b++) {
+        /* void */
+    }
+    gn_upstream_count(s, time[b], 1);
+}
+
+
+static void
+gn_upstream_zone_release(void *data)
+{
+    gn_shm_zone_put(data);
+}
+
+
+/* Do the two lists have the same servers in the same order? */
+static gn_uint_t
+gn_upstream_same(gn_upstream_group_t **a, gn_uint_t na,
+    gn_upstream_group_t **b, gn_uint_t nb)
+{
+    gn_upstream_server_t  *sa, *sb;
+    gn_uint_t              i, k;
+
+    if (na != nb) {
+        return 0;
+    }
+    for (i = 0; i < na; i++) {
+        if (a[i]->servers.nelts != b[i]->servers.nelts
+            || gn_str_cmp(&a[i]->name, &b[i]->name) != 0)
+        {
+            return 0;
+        }
+        sa = a[i]->servers.elts;
+        sb = b[i]->servers.elts;
+        for (k = 0; k < a[i]->servers.nelts; k++) {
+            if (gn_str_cmp(&sa[k].addr.name, &sb[k].addr.name) != 0
+                || sb[k].stats == NULL)
+            {
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
+
+gn_int_t
+gn_upstream_zone(gn_pool_t *pool, gn_upstream_group_t **groups,
+    gn_uint_t n, gn_upstream_group_t **old, gn_uint_t nold, gn_log_t *log)
+{
+    gn_upstream_stats_t   *st;
+    gn_upstream_server_t  *s;
+    gn_shm_zone_t         *zone;
+    gn_pool_cleanup_t     *cln;
+    gn_uint_t              i, k, total = 0;
+
+    for (i = 0; i < n; i++) {
+        total += groups[i]->servers.nelts;
+    }
+    if (total == 0) {
+        return GN_OK;
+    }
+
+    cln = gn_pool_cleanup_add(pool, 0);
+    if (cln == NULL) {
+        return GN_ERROR;
+    }
+
+    if (gn_upstream_same(groups, n, old, nold)) {
+        /* the old cycle's zone: its first server's stats are its start */
+        st = ((gn_upstream_server_t *) old[0]->servers.elts)[0].stats;
+        zone = NULL;
+        for (i = 0; i < n && zone == NULL; i++) {
+            zone = old[i]->zone;
+        }
+        zone->refs++;
+    } else {
+        zone = gn_shm_zone_get(total * sizeof(gn_upstream_stats_t),
+                               "upstreams", log);
+        if (zone == NULL) {
+            return GN_ERROR;
+        }
+        st = (gn_upstream_stats_t *) zone->addr;
+    }
+    cln->handler = gn_upstream_zone_release;
+    cln->data = zone;
+
+    for (i = 0; i < n; i++) {
+        groups[i]->zone = zone;
+        s = groups[i]->servers.elts;
+        for (k = 0; k < groups[i]->servers.nelts; k++) {
+            s[k].stats = st++;
+            s[k].stats->state = s[k].down ? GN_UPSTREAM_DOWN
+                                          : GN_UPSTREAM_UP;
+        }
+    }
+
+    return GN_OK;
 }
 
 
@@ -851,5 +929,20 @@ gn_upstream_keep(gn_upstream_conn_t *uc)
     }
     rt->idle = uc;
     rt->nidle++;
+    gn_upstream_count(&((gn_upstream_server_t *) g->servers.elts)
+                      [uc->server], idle, 1);
     gn_timer_set(&uc->idle, g->keepalive_timeout);
+}
+
+
+void
+gn_upstream_child_exit(void)
+{
+    gn_upstream_rt_t  *rt;
+
+    for (rt = gn_upstream_rts; rt != NULL; rt = rt->next) {
+        while (rt->idle != NULL) {
+            gn_upstream_idle_event(rt->idle, 0);
+        }
+    }
 }

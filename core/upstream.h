@@ -27,31 +27,48 @@
 #include "conf.h"
 #include "chash.h"
 #include "access_log.h"
+#include "addr.h"
 #include "event.h"
 #include "timer.h"
 #include "log.h"
 
 
-/* An upstream server's address: IPv4, IPv6 or unix:PATH. */
-typedef struct {
-    gn_str_t                 name;      /* as configured: "host:port" */
-    struct sockaddr_storage  sa;
-    socklen_t                socklen;
-} gn_upstream_addr_t;
+/* An upstream server's counters in the shared zone "upstreams", summed
+ * over the children, kept across a reload that keeps the servers (and a
+ * binary upgrade); state is as a child last saw it. */
+#define GN_UPSTREAM_UP         0
+#define GN_UPSTREAM_FAILED     1        /* left out after max_fails */
+#define GN_UPSTREAM_DOWN       2        /* `down` */
 
-/* Resolves text ("HOST:PORT", "[IPv6]:PORT", or with unix_ok,
- * "unix:PATH") into a; the first address a name has. NULL, or why not
- * (for the caller's configuration error). Master, at load. */
-const char *gn_upstream_addr_parse(gn_upstream_addr_t *a,
-    const gn_str_t *text, gn_uint_t unix_ok);
+#define GN_UPSTREAM_BUCKETS    8        /* response time, ms: <= 1, 5, 25,
+                                           100, 500, 2500, 10000, more */
+
+#define GN_UPSTREAM_FAIL_CONNECT  1     /* refused, failed to connect */
+#define GN_UPSTREAM_FAIL_TIMEOUT  2
+#define GN_UPSTREAM_FAIL_INVALID  3     /* a head that is not one */
+#define GN_UPSTREAM_FAIL_CUT      4     /* closed early, or sent garbage,
+                                           mid-response */
 
 typedef struct {
-    gn_upstream_addr_t   addr;
+    uint64_t             requests;       /* tries sent to it */
+    uint64_t             responses[6];   /* by class, [1] 1xx .. [5] 5xx */
+    uint64_t             fail[5];        /* by GN_UPSTREAM_FAIL_* */
+    uint64_t             disabled;       /* times left out (max_fails) */
+    uint64_t             time[GN_UPSTREAM_BUCKETS];
+    int64_t              active;         /* busy connections now */
+    int64_t              idle;           /* ... kept in the pools */
+    uint32_t             state;          /* GN_UPSTREAM_UP, ... */
+    uint32_t             reserved;
+} gn_upstream_stats_t;
+
+typedef struct {
+    gn_addr_t   addr;
     gn_uint_t            weight;         /* default 1 */
     gn_uint_t            max_fails;      /* 0: never taken out */
     gn_msec_t            fail_timeout;   /* default 10 s */
     gn_uint_t            backup;         /* only when the others fail */
     gn_uint_t            down;           /* never used */
+    gn_upstream_stats_t *stats;          /* in the zone; NULL: none */
 } gn_upstream_server_t;
 
 #define GN_UPSTREAM_RR          0        /* weighted round robin */
@@ -73,8 +90,10 @@ typedef struct {
     gn_msec_t            keepalive_timeout;
     gn_uint_t            keepalive_requests;
     gn_uint_t            implicit;       /* made for one proxy_pass URL */
+    gn_uint_t            listed;         /* ... and in the cycle's list */
     gn_upstream_rt_t    *rt;             /* child: its own state, made at
                                             its first use */
+    struct gn_shm_zone_s *zone;          /* its servers' counters */
 } gn_upstream_group_t;
 
 /* Parses an `upstream NAME { ... }` block into a new group (a
@@ -129,6 +148,22 @@ int gn_upstream_connect_error(gn_upstream_conn_t *uc);
  * (refused, timed out, garbage: passive health, max_fails), for the
  * balancer's accounting. Called once per gn_upstream_get. */
 void gn_upstream_done(gn_upstream_conn_t *uc, gn_uint_t failed);
+
+/* The end of a try on server i of g: its status (0: none came), how
+ * long it took, and its failure (GN_UPSTREAM_FAIL_*, or 0), to the
+ * server's counters. */
+void gn_upstream_account(gn_upstream_group_t *g, gn_uint_t i,
+    gn_uint_t status, gn_msec_t ms, gn_uint_t fail);
+
+/* Master, at open: the zone of every group's counters (groups[0..n)),
+ * taken over from `old` (its groups) when the servers are the same.
+ * GN_OK, or GN_ERROR (logged). The zone goes with the pool's cleanup. */
+gn_int_t gn_upstream_zone(gn_pool_t *pool, gn_upstream_group_t **groups,
+    gn_uint_t n, gn_upstream_group_t **old, gn_uint_t nold, gn_log_t *log);
+
+/* Child, exiting: closes its pooled connections (the zone's idle
+ * gauges say so). */
+void gn_upstream_child_exit(void);
 
 /* uc's response was read whole and it may be reused: it goes to the
  * pool of its group (or is closed: no keepalive, the pool full --

@@ -45,6 +45,11 @@
  *                    once a streamed response's unsent bytes have
  *                    fallen to GN_DRAINED_LOW, so a module that write()
  *                    told GN_AGAIN resumes on an event, not on a timer.
+ *   1.6  2026-12-03  gn_api_t.upstream_stats and
+ *                    gn_upstream_server_stats_t: each upstream server's
+ *                    requests, responses by class, failures by kind,
+ *                    response-time buckets, state and connections;
+ *                    filled up to the caller's size.
  */
 
 #ifndef GN_API_ABI_H_INCLUDED
@@ -52,7 +57,7 @@
 
 #define GN_ABI_MAGIC    0x474e4d44u      /* "GNMD" */
 #define GN_ABI_MAJOR    1
-#define GN_ABI_MINOR    5
+#define GN_ABI_MINOR    6
 
 /* Compile-time feature test for module writers. */
 #define GN_ABI_AT_LEAST(major, minor)                                         \

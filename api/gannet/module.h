@@ -336,6 +336,37 @@ typedef struct {
 } gn_memcached_stats_t;
 
 /*
+ * ABI 1.6: one server of an upstream group (the reverse proxy), its
+ * counters summed over the children (upstream_stats below; filled up to
+ * the caller's size, as proto_stats).
+ */
+#define GN_UPSTREAM_SERVER_UP       0   /* serving */
+#define GN_UPSTREAM_SERVER_FAILED   1   /* left out after max_fails */
+#define GN_UPSTREAM_SERVER_DOWN     2   /* configured `down` */
+
+typedef struct {
+    uint32_t    size;           /* bytes the server filled */
+    uint32_t    state;          /* GN_UPSTREAM_SERVER_*, as a child last
+                                   saw it */
+    char        upstream[64];   /* the group's name (a proxy_pass URL's
+                                   host:port), NUL-terminated */
+    char        server[64];     /* the server as configured */
+    uint32_t    weight;
+    uint32_t    backup;         /* 1: a backup server */
+    uint64_t    requests;       /* tries sent to it */
+    uint64_t    responses[6];   /* by class: [1] 1xx .. [5] 5xx */
+    uint64_t    fail_connect;   /* connections refused or failed */
+    uint64_t    fail_timeout;   /* connect, send or read timed out */
+    uint64_t    fail_invalid;   /* a response head that was not one */
+    uint64_t    fail_cut;       /* a response closed or broken midway */
+    uint64_t    disabled;       /* times left out after max_fails */
+    uint64_t    time_le[8];     /* tries by time taken, ms: <= 1, 5, 25,
+                                   100, 500, 2500, 10000, more */
+    int64_t     active;         /* connections busy now (gauge) */
+    int64_t     idle;           /* ... kept idle in the pools (gauge) */
+} gn_upstream_server_stats_t;
+
+/*
  * ABI 1.4: the TLS session-ticket key (an id, never its bytes) and the
  * ticket counters, summed over the children, kept across reloads and
  * binary upgrades (tls_ticket_stats below; filled up to the caller's
@@ -542,6 +573,14 @@ struct gn_api_s {
      * GN_API_HAS(api, on_drained) before calling it. */
     int         (*on_drained)(gn_request_t *r, gn_drained_pt cb,
                     void *arg);
+
+    /* -- 1.6: the reverse proxy's upstream servers. -------------------- */
+    /* Server `index` (0, 1, ... over every group in the order of the
+     * configuration, a group's servers in their order): 1 with *out
+     * filled up to `size` bytes (out->size says how many), 0 past the
+     * last one. */
+    int         (*upstream_stats)(unsigned index,
+                    gn_upstream_server_stats_t *out, size_t size);
 };
 
 

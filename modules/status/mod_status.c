@@ -83,6 +83,16 @@
  * key), its age, and the tickets issued and resumptions by ticket and
  * by session id, as "tls_ticket_key", gannet_tls_ticket_* and a line.
  *
+ * The reverse proxy's upstream servers (ABI 1.6, upstream_stats): one
+ * row each (the first GN_STATUS_UPSTREAMS), "upstreams" in the JSON
+ * ([ { "upstream", "server", "state" ("up" | "failed" | "down"),
+ * "weight", "backup", "requests", "responses": { "1xx" .. "5xx" },
+ * "failures": { "connect", "timeout", "invalid", "cut" }, "disabled",
+ * "active", "idle", "response_time_ms": { "1", "5", "25", "100", "500",
+ * "2500", "10000", "inf" } } ]), gannet_upstream_* in Prometheus
+ * (labels upstream and server; the times as a histogram) and a line per
+ * server on the page.
+ *
  * History: init_master maps a ring of GN_STATUS_SAMPLES samples
  * (MAP_SHARED, so every child sees the same one; a reload keeps it) and
  * fills the whole window with the totals of the start; each child arms a
@@ -148,6 +158,7 @@ typedef struct {
 
 
 #define GN_STATUS_MEMC   32      /* memcached servers shown */
+#define GN_STATUS_UPSTREAMS  256 /* upstream servers shown */
 
 
 /* Response body in request-memory chunks handed to api->write. */
@@ -173,6 +184,8 @@ typedef struct {
     int                  nmemc;
     gn_memcached_stats_t memc[GN_STATUS_MEMC];
     gn_memcached_stats_t memc_total;
+    int                  nup;          /* upstream_stats rows (1.6) */
+    gn_upstream_server_stats_t *up;
     int                  have_key;     /* tls_ticket_stats answered */
     gn_tls_ticket_stats_t key;
     uint64_t             now;          /* unix seconds */
@@ -766,6 +779,60 @@ gn_status_json_key(gn_status_out_t *o, gn_status_snap_t *s)
 }
 
 
+static const char *
+gn_status_up_state(uint32_t state)
+{
+    static const char  *names[] = { "up", "failed", "down" };
+
+    return state < 3 ? names[state] : "unknown";
+}
+
+
+static const char  *gn_status_up_le[8] = {
+    "1", "5", "25", "100", "500", "2500", "10000", "inf"
+};
+
+static const char  *gn_status_up_le_s[8] = {
+    "0.001", "0.005", "0.025", "0.1", "0.5", "2.5", "10", "+Inf"
+};
+
+
+/* "upstreams" (1.6): a row per server. */
+static void
+gn_status_json_upstreams(gn_status_out_t *o, gn_status_snap_t *s)
+{
+    const gn_upstream_server_stats_t  *u;
+    int                                i, k;
+
+    gn_status_printf(o, "\n\"upstreams\":[");
+    for (i = 0; i < s->nup; i++) {
+        u = &s->up[i];
+        gn_status_printf(o, "%s\n{\"upstream\":", i ? "," : "");
+        gn_status_json_str(o, u->upstream);
+        gn_status_printf(o, ",\"server\":");
+        gn_status_json_str(o, u->server);
+        gn_status_printf(o, ",\"state\":\"%s\",\"weight\":%u,\"backup\":%s,"
+            "\"requests\":%" PRIu64 ",\"responses\":{\"1xx\":%" PRIu64
+            ",\"2xx\":%" PRIu64 ",\"3xx\":%" PRIu64 ",\"4xx\":%" PRIu64
+            ",\"5xx\":%" PRIu64 "},\"failures\":{\"connect\":%" PRIu64
+            ",\"timeout\":%" PRIu64 ",\"invalid\":%" PRIu64 ",\"cut\":%"
+            PRIu64 "},\"disabled\":%" PRIu64 ",\"active\":%" PRId64
+            ",\"idle\":%" PRId64 ",\"response_time_ms\":{",
+            gn_status_up_state(u->state), (unsigned) u->weight,
+            u->backup ? "true" : "false", u->requests, u->responses[1],
+            u->responses[2], u->responses[3], u->responses[4],
+            u->responses[5], u->fail_connect, u->fail_timeout,
+            u->fail_invalid, u->fail_cut, u->disabled, u->active, u->idle);
+        for (k = 0; k < 8; k++) {
+            gn_status_printf(o, "%s\"%s\":%" PRIu64, k ? "," : "",
+                             gn_status_up_le[k], u->time_le[k]);
+        }
+        gn_status_printf(o, "}}");
+    }
+    gn_status_printf(o, "],");
+}
+
+
 /* "tls_session_memcached": the sum, then each server (1.4). */
 static void
 gn_status_json_memc(gn_status_out_t *o, gn_status_snap_t *s)
@@ -855,6 +922,9 @@ gn_status_json(const gn_api_t *api, gn_status_out_t *o, gn_status_snap_t *s)
     }
     if (s->have_key) {
         gn_status_json_key(o, s);
+    }
+    if (s->nup > 0) {
+        gn_status_json_upstreams(o, s);
     }
 
     gn_status_printf(o, "\n\"history_interval\":%" PRIu64
@@ -1144,6 +1214,93 @@ gn_status_prom_key(gn_status_out_t *o, gn_status_snap_t *s)
 }
 
 
+/* One labelled sample per upstream server: {upstream,server[,k="v"]}. */
+static void
+gn_status_prom_up_row(gn_status_out_t *o, const char *name,
+    const gn_upstream_server_stats_t *u, const char *label, int64_t v)
+{
+    gn_status_printf(o, "%s{upstream=\"", name);
+    gn_status_prom_str(o, u->upstream);
+    gn_status_printf(o, "\",server=\"");
+    gn_status_prom_str(o, u->server);
+    gn_status_printf(o, "\"%s%s} %" PRId64 "\n", label[0] ? "," : "", label,
+                     v);
+}
+
+
+static void
+gn_status_prom_upstreams(gn_status_out_t *o, gn_status_snap_t *s)
+{
+    static const char                 *fails[] = {
+        "kind=\"connect\"", "kind=\"timeout\"", "kind=\"invalid\"",
+        "kind=\"cut\""
+    };
+    const gn_upstream_server_stats_t  *u;
+    char                               label[32];
+    uint64_t                           f[4], cum;
+    int                                i, k;
+
+    gn_status_prom_head(o, "gannet_upstream_up", "gauge",
+                        "1: the upstream server is not left out.");
+    for (i = 0; i < s->nup; i++) {
+        gn_status_prom_up_row(o, "gannet_upstream_up", &s->up[i], "",
+                              s->up[i].state == GN_UPSTREAM_SERVER_UP);
+    }
+    gn_status_prom_head(o, "gannet_upstream_requests_total", "counter",
+                        "Tries sent to the upstream server.");
+    for (i = 0; i < s->nup; i++) {
+        gn_status_prom_up_row(o, "gannet_upstream_requests_total", &s->up[i],
+                              "", (int64_t) s->up[i].requests);
+    }
+    gn_status_prom_head(o, "gannet_upstream_responses_total", "counter",
+                        "Its responses by status class.");
+    for (i = 0; i < s->nup; i++) {
+        for (k = 1; k <= 5; k++) {
+            snprintf(label, sizeof(label), "class=\"%dxx\"", k);
+            gn_status_prom_up_row(o, "gannet_upstream_responses_total",
+                                  &s->up[i], label,
+                                  (int64_t) s->up[i].responses[k]);
+        }
+    }
+    gn_status_prom_head(o, "gannet_upstream_failures_total", "counter",
+                        "Its failed tries by kind.");
+    for (i = 0; i < s->nup; i++) {
+        u = &s->up[i];
+        f[0] = u->fail_connect;
+        f[1] = u->fail_timeout;
+        f[2] = u->fail_invalid;
+        f[3] = u->fail_cut;
+        for (k = 0; k < 4; k++) {
+            gn_status_prom_up_row(o, "gannet_upstream_failures_total", u,
+                                  fails[k], (int64_t) f[k]);
+        }
+    }
+    gn_status_prom_head(o, "gannet_upstream_connections", "gauge",
+                        "Its connections now, busy or idle in the pools.");
+    for (i = 0; i < s->nup; i++) {
+        gn_status_prom_up_row(o, "gannet_upstream_connections", &s->up[i],
+                              "state=\"active\"", s->up[i].active);
+        gn_status_prom_up_row(o, "gannet_upstream_connections", &s->up[i],
+                              "state=\"idle\"", s->up[i].idle);
+    }
+    gn_status_prom_head(o, "gannet_upstream_response_seconds", "histogram",
+                        "Time its tries took.");
+    for (i = 0; i < s->nup; i++) {
+        u = &s->up[i];
+        for (k = 0, cum = 0; k < 8; k++) {
+            cum += u->time_le[k];
+            snprintf(label, sizeof(label), "le=\"%s\"",
+                     gn_status_up_le_s[k]);
+            gn_status_prom_up_row(o,
+                                  "gannet_upstream_response_seconds_bucket",
+                                  u, label, (int64_t) cum);
+        }
+        gn_status_prom_up_row(o, "gannet_upstream_response_seconds_count",
+                              u, "", (int64_t) cum);
+    }
+}
+
+
 /* One labelled sample per memcached server: {server="ADDR"[,k="v"]}. */
 static void
 gn_status_prom_memc_row(gn_status_out_t *o, const char *name,
@@ -1289,6 +1446,9 @@ gn_status_prom(const gn_api_t *api, gn_status_out_t *o, gn_status_snap_t *s)
     }
     if (s->have_key) {
         gn_status_prom_key(o, s);
+    }
+    if (s->nup > 0) {
+        gn_status_prom_upstreams(o, s);
     }
 }
 
@@ -1645,6 +1805,25 @@ gn_status_html_head(const gn_api_t *api, gn_status_out_t *o,
                          s->key.resumed_ticket, s->key.resumed_id);
     }
 
+    for (i = 0; i < s->nup; i++) {
+        const gn_upstream_server_stats_t  *u = &s->up[i];
+
+        gn_status_printf(o, "<p class=gn-upstream>upstream ");
+        gn_status_html_str(o, u->upstream);
+        gn_status_printf(o, ", server ");
+        gn_status_html_str(o, u->server);
+        gn_status_printf(o, ": %s; %" PRIu64 " requests; responses 2xx %"
+                         PRIu64 ", 3xx %" PRIu64 ", 4xx %" PRIu64 ", 5xx %"
+                         PRIu64 "; failed: %" PRIu64 " connect, %" PRIu64
+                         " timeout, %" PRIu64 " invalid, %" PRIu64
+                         " cut; %" PRId64 " active, %" PRId64
+                         " idle</p>\n", gn_status_up_state(u->state),
+                         u->requests, u->responses[2], u->responses[3],
+                         u->responses[4], u->responses[5], u->fail_connect,
+                         u->fail_timeout, u->fail_invalid, u->fail_cut,
+                         u->active, u->idle);
+    }
+
     for (i = 0; s->have_memc && i < s->nmemc; i++) {
         m = &s->memc[i];
         gn_status_printf(o, "<p class=gn-memc>TLS session cache, memcached ");
@@ -1798,6 +1977,18 @@ gn_status_snapshot(const gn_api_t *api, gn_request_t *r,
     {
         gn_status_memc_add(&s->memc_total, &s->memc[s->nmemc]);
         s->nmemc++;
+    }
+
+    if (GN_API_HAS(api, upstream_stats)) {
+        s->up = api->request_alloc(r, GN_STATUS_UPSTREAMS
+                                      * sizeof(gn_upstream_server_stats_t));
+        while (s->up != NULL && s->nup < GN_STATUS_UPSTREAMS
+               && api->upstream_stats((unsigned) s->nup, &s->up[s->nup],
+                                      sizeof(gn_upstream_server_stats_t))
+                  == 1)
+        {
+            s->nup++;
+        }
     }
 
     max = api->max_slots();

@@ -32,9 +32,12 @@ GnBackend::init($t);
 my ($b1, $b2, $b3) = ($t->port(1), $t->port(2), $t->port(3));
 my $dead = $t->port(4);                  # nothing listens there
 
+$t->skip_unless_module('mod_status');
+
 $t->write_conf(<<"EOF");
 user %%USER%%;
 children 1;
+load_module %%MODDIR%%/mod_status.so;
 error_log logs/error.log info;
 log_format up '\$request_uri \$status [\$upstream_addr] [\$upstream_status] '
               '[\$upstream_connect_time] \$proxy_host';
@@ -120,6 +123,7 @@ server {
     }
     location /x/ { proxy_pass http://127.0.0.1:$b1/; }
     location /h/ { proxy_pass http://byuri/; }
+    location = /status { handler status; }
     location /tmo/ {
         proxy_pass http://pair/;
         proxy_read_timeout 1s;
@@ -523,6 +527,55 @@ is($bad, 0, "$nproc clients x 20 responses over a pool of 8: every body "
    . "its own");
 my $open = GnBackend::stats($t, $b1)->{open} + GnBackend::stats($t, $b2)->{open};
 ok($open <= 8 + 4 + 2 + 2 + 2, "upstream connections open: $open");
+
+# ---- the status page: each upstream server's counters ------------------------
+
+$r = get('/status?format=json');
+my ($flaky_dead) = $r->{body} =~ /(\{"upstream":"flaky","server":"127\.0\.0\.1:$dead"[^}]*\}[^}]*\}[^}]*\}[^}]*\})/;
+like($flaky_dead // '', qr/"state":"failed"/,
+     'status JSON: a server left out after max_fails is "failed"');
+like($flaky_dead // '', qr/"failures":\{"connect":[1-9]/,
+     '... its refused connects counted');
+like($flaky_dead // '', qr/"disabled":[1-9]/, '... and its being left out');
+my ($app1) = $r->{body} =~ /(\{"upstream":"app","server":"127\.0\.0\.1:$b1"[^\n]*)/;
+like($app1 // '', qr/"requests":[1-9]\d*,"responses":\{"1xx":0,"2xx":[1-9]/,
+     '... a busy server: requests and 2xx responses');
+like($app1 // '', qr/"idle":[1-9]/, '... and connections idle in its pool');
+like($app1 // '', qr/"response_time_ms":\{"1":\d+/, '... response times');
+like($r->{body}, qr/"upstream":"127\.0\.0\.1:$b1","server":"127\.0\.0\.1:$b1"/,
+     '... a proxy_pass URL\'s server too');
+my ($x1) = $r->{body} =~ /(\{"upstream":"127\.0\.0\.1:$b1"[^\n]*)/;
+like($x1 // '', qr/"failures":\{"connect":0,"timeout":0,"invalid":[1-9]\d*,"cut":[1-9]/,
+     '... a garbled head and a cut response counted as such');
+my ($pair1) = $r->{body} =~ /(\{"upstream":"pair","server":"127\.0\.0\.1:$b1"[^\n]*)/;
+like($pair1 // '', qr/"timeout":[1-9]/, '... a timeout');
+like($pair1 // '', qr/"5xx":[1-9]/, '... a 503');
+$r = get('/status?format=prometheus');
+like($r->{body}, qr/^gannet_upstream_requests_total\{upstream="app",server="127\.0\.0\.1:$b1"\} [1-9]/m,
+     'Prometheus: gannet_upstream_requests_total');
+like($r->{body}, qr/^gannet_upstream_up\{upstream="flaky",server="127\.0\.0\.1:$dead"\} 0$/m,
+     'Prometheus: gannet_upstream_up 0 for the failed one');
+like($r->{body}, qr/^gannet_upstream_response_seconds_bucket\{upstream="app",server="127\.0\.0\.1:$b1",le="\+Inf"\} [1-9]/m,
+     'Prometheus: the response-time histogram');
+$r = get('/status');
+like($r->{body}, qr/<p class=gn-upstream>upstream app, server 127\.0\.0\.1:$b1: up;/,
+     'the page: a line per upstream server');
+
+# a reload that keeps the servers keeps their counters
+sub app1_requests
+{
+    my $b = get('/status?format=json')->{body} // '';
+    return $b =~ /\{"upstream":"app","server":"127\.0\.0\.1:$b1"[^\n]*?"requests":(\d+)/
+           ? $1 : -1;
+}
+my $n_before = app1_requests();
+my $from = length $t->error_log;
+$t->signal('HUP');
+$t->wait_log(qr/started child \d+ \(slot 0, generation 2\)/, 10, undef,
+             $from);
+$t->wait_log(qr/child \d+ exited with code 0/, 10, undef, $from);
+ok(app1_requests() >= $n_before && $n_before > 0,
+   'a reload keeps the upstream counters');
 
 my $el = $t->error_log;
 like($el, qr/\[error\].*connect\(\) failed while connecting to upstream, upstream: 127\.0\.0\.1:$dead \(111: Connection refused\)/,

@@ -27,7 +27,7 @@
 #define NSRV  3
 
 static int                 lfd[NSRV];
-static gn_upstream_addr_t  addrs[NSRV];
+static gn_addr_t  addrs[NSRV];
 
 
 static void
@@ -157,31 +157,31 @@ pick_hash(gn_upstream_group_t *g, uint32_t hash)
 static void
 test_addr(void)
 {
-    gn_upstream_addr_t  a;
+    gn_addr_t  a;
     gn_str_t            s;
 
     gn_str_set(&s, "127.0.0.1:8080");
-    ok(gn_upstream_addr_parse(&a, &s, 0) == NULL
+    ok(gn_addr_parse(&a, &s, 0) == NULL
        && a.sa.ss_family == AF_INET
        && ntohs(((struct sockaddr_in *) &a.sa)->sin_port) == 8080,
        "addr: IPv4:port");
     gn_str_set(&s, "[::1]:443");
-    ok(gn_upstream_addr_parse(&a, &s, 0) == NULL
+    ok(gn_addr_parse(&a, &s, 0) == NULL
        && a.sa.ss_family == AF_INET6, "addr: [IPv6]:port");
     gn_str_set(&s, "unix:/run/app.sock");
-    ok(gn_upstream_addr_parse(&a, &s, 1) == NULL
+    ok(gn_addr_parse(&a, &s, 1) == NULL
        && a.sa.ss_family == AF_UNIX, "addr: unix:PATH where allowed");
-    ok(gn_upstream_addr_parse(&a, &s, 0) != NULL,
+    ok(gn_addr_parse(&a, &s, 0) != NULL,
        "addr: ... refused elsewhere");
     gn_str_set(&s, "127.0.0.1");
-    ok(gn_upstream_addr_parse(&a, &s, 0) != NULL, "addr: no port");
+    ok(gn_addr_parse(&a, &s, 0) != NULL, "addr: no port");
     gn_str_set(&s, "127.0.0.1:0");
-    is_str(gn_upstream_addr_parse(&a, &s, 0), 12, "invalid port",
+    is_str(gn_addr_parse(&a, &s, 0), 12, "invalid port",
            "addr: port 0");
     gn_str_set(&s, "127.0.0.1:65536");
-    ok(gn_upstream_addr_parse(&a, &s, 0) != NULL, "addr: port 65536");
+    ok(gn_addr_parse(&a, &s, 0) != NULL, "addr: port 65536");
     gn_str_set(&s, "[::1:80");
-    ok(gn_upstream_addr_parse(&a, &s, 0) != NULL, "addr: unclosed [");
+    ok(gn_addr_parse(&a, &s, 0) != NULL, "addr: unclosed [");
 }
 
 
