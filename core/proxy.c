@@ -491,8 +491,10 @@ gn_proxy_release(gn_proxy_ctx_t *ctx, gn_uint_t failed, gn_uint_t keep)
 
 /* Response buffers of GN_PROXY_BUF bytes, kept for the next requests
  * of this child (larger ones for a large proxy_buffer_size are not):
- * malloc() and free() of 16 KiB for every request showed. */
-#define GN_PROXY_BUF       16384
+ * malloc() and free() for every request showed. 64 KiB reads: with 16
+ * KiB ones a proxied 1 MiB cost 1.30 x nginx's CPU, with 64 KiB 1.09 x
+ * (bench/RESULTS.md). */
+#define GN_PROXY_BUF       65536
 #define GN_PROXY_BUF_KEEP  64
 
 static u_char     *gn_proxy_bufs[GN_PROXY_BUF_KEEP];
