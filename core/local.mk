@@ -41,6 +41,7 @@ noinst_LTLIBRARIES += %reldir%/libgncore.la
     %reldir%/tls_scache.c %reldir%/tls_scache.h \
     %reldir%/chash.c %reldir%/chash.h \
     %reldir%/tls_hello.c %reldir%/tls_hello.h \
+    %reldir%/tls_client.c %reldir%/tls_client.h \
     %reldir%/memc.c %reldir%/memc.h \
     %reldir%/addr.c %reldir%/addr.h \
     %reldir%/upstream.c %reldir%/upstream.h \

@@ -24,6 +24,7 @@
 #include "gn_config.h"
 
 #include <sys/socket.h>
+#include <arpa/inet.h>
 
 #include "proxy.h"
 #include "module.h"
@@ -34,6 +35,7 @@
 
 typedef enum {
     GN_PROXY_CONNECTING = 0,
+    GN_PROXY_HANDSHAKE,                  /* TLS, https:// */
     GN_PROXY_SENDING,
     GN_PROXY_HEAD,
     GN_PROXY_BODY,
@@ -95,6 +97,7 @@ static int gn_proxy_handler(const gn_api_t *api, gn_request_t *rq);
 static void gn_proxy_connect(gn_proxy_ctx_t *ctx);
 static void gn_proxy_read(gn_proxy_ctx_t *ctx);
 static void gn_proxy_tunnel_start(gn_proxy_ctx_t *ctx);
+static void gn_proxy_handshake(gn_proxy_ctx_t *ctx);
 
 static const gn_module_t  gn_proxy_desc = {
     .name = "proxy", .handler = gn_proxy_handler
@@ -620,17 +623,14 @@ gn_proxy_send(gn_proxy_ctx_t *ctx)
     ssize_t  n;
 
     while (ctx->sent < ctx->req_len) {
-        n = send(ctx->uc->io.fd, ctx->req + ctx->sent,
-                 ctx->req_len - ctx->sent, MSG_NOSIGNAL);
+        n = gn_upstream_send(ctx->uc, ctx->req + ctx->sent,
+                             ctx->req_len - ctx->sent);
         if (n > 0) {
             ctx->sent += (size_t) n;
             ctx->sent_any = 1;
             continue;
         }
-        if (n == -1 && errno == EINTR) {
-            continue;
-        }
-        if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        if (n == GN_AGAIN) {
             gn_timer_set(&ctx->timer, ctx->pc->send_timeout);
             return;
         }
@@ -645,6 +645,28 @@ gn_proxy_send(gn_proxy_ctx_t *ctx)
     /* the answer cannot be there yet: its EPOLLIN will say */
     ctx->state = GN_PROXY_HEAD;
     gn_timer_set(&ctx->timer, ctx->pc->read_timeout);
+}
+
+
+/* TLS to the upstream, within proxy_connect_timeout (still running). */
+static void
+gn_proxy_handshake(gn_proxy_ctx_t *ctx)
+{
+    const char  *err = NULL;
+    gn_int_t     rc;
+
+    rc = gn_tls_client_handshake(&ctx->pc->tls_client, ctx->uc->tls, &err);
+    if (rc == GN_AGAIN) {
+        return;
+    }
+    if (rc != GN_OK) {
+        gn_proxy_log_upstream(ctx, GN_LOG_ERR, 0, err);
+        gn_proxy_fail(ctx, GN_PROXY_NEXT_ERROR, 502, 1);
+        return;
+    }
+
+    ctx->state = GN_PROXY_SENDING;
+    gn_proxy_send(ctx);
 }
 
 
@@ -673,8 +695,22 @@ gn_proxy_event(gn_upstream_conn_t *uc, uint32_t events)
         }
         uc->connected = 1;
         ctx->connected = gn_current_msec;
+        if (ctx->pc->tls) {
+            uc->tls = gn_tls_client_new(&ctx->pc->tls_client, uc->io.fd);
+            if (uc->tls == NULL) {
+                gn_proxy_fail(ctx, 0, 500, 0);
+                break;
+            }
+            ctx->state = GN_PROXY_HANDSHAKE;
+            gn_proxy_handshake(ctx);
+            break;
+        }
         ctx->state = GN_PROXY_SENDING;
         gn_proxy_send(ctx);
+        break;
+
+    case GN_PROXY_HANDSHAKE:
+        gn_proxy_handshake(ctx);
         break;
 
     case GN_PROXY_SENDING:
@@ -713,6 +749,8 @@ gn_proxy_timeout(gn_timer_t *t)
         gn_proxy_log_upstream(ctx, GN_LOG_ERR, ETIMEDOUT,
                               ctx->state == GN_PROXY_CONNECTING
                               ? "upstream timed out while connecting"
+                              : ctx->state == GN_PROXY_HANDSHAKE
+                              ? "upstream timed out in the TLS handshake"
                               : ctx->state == GN_PROXY_SENDING
                               ? "upstream timed out while sending the request"
                               : "upstream timed out while reading the "
@@ -738,8 +776,9 @@ gn_proxy_connect(gn_proxy_ctx_t *ctx)
     ctx->sent = 0;
 
     uc = gn_upstream_get(ctx->pc->group, ctx->tried, ctx->hash,
-                         ctx->retried_stale, gn_proxy_event, ctx, &picked,
-                         &err);
+                         ctx->retried_stale,
+                         ctx->pc->tls ? &ctx->pc->tls_client : NULL,
+                         gn_proxy_event, ctx, &picked, &err);
     if (uc == NULL) {
         if (picked == (gn_uint_t) -1) {
             gn_log_error(GN_LOG_ERR, &ctx->r->c->log, 0, "no live upstreams "
@@ -785,12 +824,13 @@ gn_proxy_redirect(gn_proxy_ctx_t *ctx, const gn_str_t *v)
     size_t              n;
 
     to = pc->has_uri ? r->loc->name : (gn_str_t) gn_string("/");
-    n = 7 + pc->host.len + (pc->has_uri ? pc->uri.len : 1);
+    n = (pc->tls ? 8 : 7) + pc->host.len + (pc->has_uri ? pc->uri.len : 1);
     from.data = gn_pnalloc(r->pool, n);
     if (from.data == NULL) {
         return GN_ERROR;
     }
-    p = gn_cpymem(from.data, "http://", 7);
+    p = pc->tls ? gn_cpymem(from.data, "https://", 8)
+                : gn_cpymem(from.data, "http://", 7);
     p = gn_cpymem(p, pc->host.data, pc->host.len);
     p = pc->has_uri ? gn_cpymem(p, pc->uri.data, pc->uri.len)
                     : gn_cpymem(p, "/", 1);
@@ -986,6 +1026,9 @@ gn_proxy_done(gn_proxy_ctx_t *ctx, gn_uint_t extra)
     }
 
     gn_proxy_log_attempt(ctx, ctx->status, 0);
+    if (ctx->uc != NULL && ctx->uc->tls != NULL) {
+        gn_tls_client_save(&ctx->pc->tls_client, ctx->uc->tls);
+    }
     gn_proxy_release(ctx, 0, ctx->keep && !extra);
     (void) gn_http_module_finish(ctx->r, GN_OK);
 }
@@ -1145,17 +1188,13 @@ gn_proxy_read(gn_proxy_ctx_t *ctx)
             return;
         }
 
-        n = recv(ctx->uc->io.fd, ctx->buf + ctx->buf_len,
-                 ctx->buf_size - ctx->buf_len, 0);
-
-        if (n == -1 && errno == EINTR) {
-            continue;
-        }
-        if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        n = gn_upstream_recv(ctx->uc, ctx->buf + ctx->buf_len,
+                             ctx->buf_size - ctx->buf_len);
+        if (n == GN_AGAIN) {
             return;                        /* the read timer runs */
         }
         if (n <= 0) {
-            gn_proxy_eof(ctx, n == 0 ? 0 : errno);
+            gn_proxy_eof(ctx, n == 0 ? 0 : errno ? errno : EPROTO);
             return;
         }
 
@@ -1267,29 +1306,27 @@ gn_proxy_tunnel_pump(gn_proxy_tunnel_t *t)
             }
         }
         if (t->down_pos < t->down_len && t->u_write) {
-            n = send(t->uc->io.fd, t->down + t->down_pos,
-                     t->down_len - t->down_pos, MSG_NOSIGNAL);
+            n = gn_upstream_send(t->uc, t->down + t->down_pos,
+                                 t->down_len - t->down_pos);
             if (n > 0) {
                 t->down_pos += (size_t) n;
                 moved = 1;
-            } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            } else if (n == GN_AGAIN) {
                 t->u_write = 0;
-            } else if (errno != EINTR) {
+            } else {
                 goto done;
             }
         }
 
         if (t->up_pos == t->up_len && t->u_read) {
             t->up_pos = t->up_len = 0;
-            n = recv(t->uc->io.fd, t->up, t->up_size, 0);
+            n = gn_upstream_recv(t->uc, t->up, t->up_size);
             if (n > 0) {
                 t->up_len = (size_t) n;
-            } else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK
-                                  && errno != EINTR))
-            {
-                goto done;                  /* the upstream closed */
-            } else if (errno != EINTR) {
+            } else if (n == GN_AGAIN) {
                 t->u_read = 0;
+            } else {
+                goto done;                  /* the upstream closed */
             }
         }
         if (t->up_pos < t->up_len && c->write_ready) {
@@ -1577,6 +1614,7 @@ gn_proxy_pass(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
     gn_proxy_conf_t  *pc = conf;
     gn_str_t         *value = cf->args->elts, url = value[1], host;
     u_char           *slash;
+    size_t            skip;
 
     (void) cmd;
 
@@ -1584,25 +1622,22 @@ gn_proxy_pass(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
         return "is duplicate";
     }
 
-    if (url.len > 8 && gn_strncasecmp(url.data, (u_char *) "https://", 8)
-                       == 0)
-    {
-        gn_conf_error(cf, "\"proxy_pass\" to an https:// URL is not "
-                      "supported yet");
-        return GN_CONF_ERROR;
-    }
+    pc->tls = url.len > 8 && gn_strncasecmp(url.data, (u_char *) "https://",
+                                            8) == 0;
+    skip = pc->tls ? 8 : 7;
 
-    if (url.len <= 7 || gn_strncasecmp(url.data, (u_char *) "http://", 7)
-                        != 0)
+    if (!pc->tls && (url.len <= 7 || gn_strncasecmp(url.data,
+                                                    (u_char *) "http://", 7)
+                                     != 0))
     {
         gn_conf_error(cf, "invalid URL \"%.*s\" in \"proxy_pass\", expected "
-                      "http://HOST[:PORT][/URI]", GN_STR_ARG(&url));
+                      "http[s]://HOST[:PORT][/URI]", GN_STR_ARG(&url));
         return GN_CONF_ERROR;
     }
 
-    host.data = url.data + 7;
-    slash = memchr(host.data, '/', url.len - 7);
-    host.len = slash ? (size_t) (slash - host.data) : url.len - 7;
+    host.data = url.data + skip;
+    slash = memchr(host.data, '/', url.len - skip);
+    host.len = slash ? (size_t) (slash - host.data) : url.len - skip;
     if (host.len == 0) {
         gn_conf_error(cf, "no host in \"proxy_pass %.*s\"", GN_STR_ARG(&url));
         return GN_CONF_ERROR;
@@ -1776,6 +1811,18 @@ static const gn_conf_cmd_t  gn_proxy_commands[] = {
     { gn_string("proxy_pass_request_headers"), GN_CONF_ANY | GN_CONF_FLAG,
       gn_conf_set_flag_slot, GN_CONF_LOC_CONF,
       gn_proxy_offset(pass_request_headers), NULL, "on" },
+    { gn_string("proxy_tls_verify"), GN_CONF_ANY | GN_CONF_FLAG,
+      gn_conf_set_flag_slot, GN_CONF_LOC_CONF,
+      gn_proxy_offset(tls_verify), NULL, "off" },
+    { gn_string("proxy_tls_session_reuse"), GN_CONF_ANY | GN_CONF_FLAG,
+      gn_conf_set_flag_slot, GN_CONF_LOC_CONF,
+      gn_proxy_offset(tls_reuse), NULL, "on" },
+    { gn_string("proxy_tls_trusted_certificate"), GN_CONF_ANY | GN_CONF_TAKE1,
+      gn_conf_set_str_slot, GN_CONF_LOC_CONF,
+      gn_proxy_offset(tls_trusted), NULL, NULL },
+    { gn_string("proxy_tls_name"), GN_CONF_ANY | GN_CONF_TAKE1,
+      gn_conf_set_str_slot, GN_CONF_LOC_CONF,
+      gn_proxy_offset(tls_name), NULL, NULL },
 
     gn_conf_null_cmd
 };
@@ -1867,10 +1914,80 @@ gn_proxy_merge(gn_conf_t *cf, gn_loc_conf_t *lc, gn_loc_conf_t *prev)
 
 static gn_int_t gn_proxy_list_group(gn_conf_t *cf, gn_cycle_t *cycle,
     gn_proxy_conf_t *pc);
+static gn_int_t gn_proxy_tls_init(gn_conf_t *cf, gn_proxy_conf_t *pc);
+
+
+/* https://: the name the upstream's certificate is checked against
+ * and sent by SNI (proxy_tls_name, else the URL's host), the trusted
+ * CAs (needed by proxy_tls_verify on), the credentials. */
+static gn_int_t
+gn_proxy_tls_init(gn_conf_t *cf, gn_proxy_conf_t *pc)
+{
+    gn_tls_client_t    *tc = &pc->tls_client;
+    gn_str_t            name, trusted;
+    gn_pool_cleanup_t  *cln;
+    const char         *err;
+    u_char             *colon;
+    struct in6_addr     a6;
+
+    name = pc->tls_name.data != NULL ? pc->tls_name : pc->host;
+    if (pc->tls_name.data == NULL) {
+        if (name.len > 0 && name.data[0] == '[') {
+            colon = memchr(name.data, ']', name.len);
+            name.data++;
+            name.len = colon != NULL ? (size_t) (colon - name.data) : 0;
+        } else if ((colon = memrchr(name.data, ':', name.len)) != NULL) {
+            name.len = (size_t) (colon - name.data);
+        }
+    }
+    tc->name = name;
+    tc->cname = gn_pstrdup_cstr(cf->pool, &name);
+    tc->is_addr = tc->cname != NULL
+                  && (inet_pton(AF_INET, tc->cname, &a6) == 1
+                      || inet_pton(AF_INET6, tc->cname, &a6) == 1);
+    tc->verify = pc->tls_verify;
+    tc->reuse = pc->tls_reuse;
+
+    if (tc->verify && pc->tls_trusted.data == NULL) {
+        snprintf(cf->err, sizeof(cf->err), "\"proxy_tls_verify on\" needs "
+                 "\"proxy_tls_trusted_certificate\" for the proxy_pass in "
+                 "%.*s:%u", GN_STR_ARG(&pc->pass_file),
+                 (unsigned) pc->pass_line);
+        return GN_ERROR;
+    }
+
+    trusted = pc->tls_trusted;
+    if (tc->cname == NULL || (trusted.data != NULL
+                              && gn_conf_full_name(cf, &trusted, 0) != GN_OK))
+    {
+        snprintf(cf->err, sizeof(cf->err), "out of memory");
+        return GN_ERROR;
+    }
+
+    cln = gn_pool_cleanup_add(cf->pool, 0);
+    if (cln == NULL) {
+        snprintf(cf->err, sizeof(cf->err), "out of memory");
+        return GN_ERROR;
+    }
+    err = gn_tls_client_init(tc, trusted.data != NULL
+                                 ? gn_pstrdup_cstr(cf->pool, &trusted)
+                                 : NULL);
+    cln->handler = gn_tls_client_done;
+    cln->data = tc;
+    if (err != NULL) {
+        snprintf(cf->err, sizeof(cf->err), "cannot load the trusted "
+                 "certificates \"%.*s\" (%s) for the proxy_pass in %.*s:%u",
+                 GN_STR_ARG(&trusted), err, GN_STR_ARG(&pc->pass_file),
+                 (unsigned) pc->pass_line);
+        return GN_ERROR;
+    }
+
+    return GN_OK;
+}
 
 
 /* A proxy_pass HOST without a port: the upstream of that name, else
- * HOST:80. */
+ * HOST:80 (443 for https). */
 static gn_int_t
 gn_proxy_check(gn_conf_t *cf, gn_cycle_t *cycle, gn_srv_conf_t *sc,
     gn_loc_conf_t *lc)
@@ -1883,6 +2000,10 @@ gn_proxy_check(gn_conf_t *cf, gn_cycle_t *cycle, gn_srv_conf_t *sc,
     u_char                *p;
 
     (void) sc;
+
+    if (pc->tls && gn_proxy_tls_init(cf, pc) != GN_OK) {
+        return GN_ERROR;
+    }
 
     if (pc->has_uri && lc->regex != NULL) {
         snprintf(cf->err, sizeof(cf->err), "\"proxy_pass\" cannot have a URI "
@@ -1907,14 +2028,15 @@ gn_proxy_check(gn_conf_t *cf, gn_cycle_t *cycle, gn_srv_conf_t *sc,
         }
     }
 
-    p = gn_pnalloc(cf->pool, pc->pass_name.len + 3);
+    p = gn_pnalloc(cf->pool, pc->pass_name.len + 4);
     if (p == NULL) {
         return GN_ERROR;
     }
     memcpy(p, pc->pass_name.data, pc->pass_name.len);
-    memcpy(p + pc->pass_name.len, ":80", 3);
+    memcpy(p + pc->pass_name.len, pc->tls ? ":443" : ":80",
+           pc->tls ? 4 : 3);
     hp.data = p;
-    hp.len = pc->pass_name.len + 3;
+    hp.len = pc->pass_name.len + (pc->tls ? 4 : 3);
 
     pc->group = gn_upstream_implicit(cf, &hp);
     if (pc->group == NULL) {

@@ -20,6 +20,7 @@
 #include "http_request.h"
 #include "upstream.h"
 #include "access_log.h"
+#include "tls_client.h"
 
 
 /* proxy_next_upstream's conditions */
@@ -48,6 +49,12 @@ typedef struct {
     gn_str_t             host;           /* $proxy_host */
     gn_str_t             uri;            /* the URL's URI part */
     gn_uint_t            has_uri;
+    gn_uint_t            tls;            /* https:// */
+    gn_tls_client_t      tls_client;     /* ... its credentials */
+    gn_flag_t            tls_verify;     /* proxy_tls_verify */
+    gn_flag_t            tls_reuse;      /* proxy_tls_session_reuse */
+    gn_str_t             tls_trusted;    /* proxy_tls_trusted_certificate */
+    gn_str_t             tls_name;       /* proxy_tls_name */
 
     gn_msec_t            connect_timeout;
     gn_msec_t            send_timeout;

@@ -25,6 +25,7 @@
 
 #include "upstream.h"
 #include "shm.h"
+#include "tls_client.h"
 #include "str.h"
 
 
@@ -552,6 +553,10 @@ gn_upstream_unlink(gn_upstream_rt_t *rt, gn_upstream_conn_t *uc)
 void
 gn_upstream_close(gn_upstream_conn_t *uc)
 {
+    if (uc->tls != NULL) {
+        gn_tls_client_free(uc->tls);
+        uc->tls = NULL;
+    }
     if (uc->io.fd != -1) {
         (void) close(uc->io.fd);          /* leaves the epoll set too */
         uc->io.fd = -1;
@@ -595,12 +600,12 @@ gn_upstream_idle_expired(gn_timer_t *t)
  * look either; a MSG_PEEK here would cost every request a system
  * call). */
 static gn_upstream_conn_t *
-gn_upstream_pooled(gn_upstream_rt_t *rt, gn_uint_t i)
+gn_upstream_pooled(gn_upstream_rt_t *rt, gn_uint_t i, void *key)
 {
     gn_upstream_conn_t  *uc;
 
     for (uc = rt->idle; uc != NULL; uc = uc->next) {
-        if (uc->server == i) {
+        if (uc->server == i && uc->key == key) {
             gn_upstream_unlink(rt, uc);
             uc->reused = 1;
             return uc;
@@ -694,7 +699,7 @@ gn_upstream_failed(gn_upstream_group_t *g, gn_upstream_rt_t *rt,
 
 gn_upstream_conn_t *
 gn_upstream_get(gn_upstream_group_t *g, u_char *tried, uint32_t hash,
-    gn_uint_t fresh, gn_upstream_handler_pt handler, void *data,
+    gn_uint_t fresh, void *key, gn_upstream_handler_pt handler, void *data,
     gn_uint_t *picked, const char **err)
 {
     gn_upstream_rt_t      *rt;
@@ -722,13 +727,14 @@ gn_upstream_get(gn_upstream_group_t *g, u_char *tried, uint32_t hash,
     tried[i] = 1;
     *picked = (gn_uint_t) i;
 
-    uc = fresh ? NULL : gn_upstream_pooled(rt, (gn_uint_t) i);
+    uc = fresh ? NULL : gn_upstream_pooled(rt, (gn_uint_t) i, key);
     if (uc == NULL) {
         uc = gn_upstream_connect(g, (gn_uint_t) i, err);
         if (uc == NULL) {
             gn_upstream_failed(g, rt, (gn_uint_t) i);
             return NULL;
         }
+        uc->key = key;
     }
 
     uc->group = g;
@@ -945,4 +951,46 @@ gn_upstream_child_exit(void)
             gn_upstream_idle_event(rt->idle, 0);
         }
     }
+}
+
+
+ssize_t
+gn_upstream_send(gn_upstream_conn_t *uc, const u_char *p, size_t n)
+{
+    ssize_t  rc;
+
+    if (uc->tls != NULL) {
+        return gn_tls_client_send(uc->tls, p, n);
+    }
+
+    do {
+        rc = send(uc->io.fd, p, n, MSG_NOSIGNAL);
+    } while (rc == -1 && errno == EINTR);
+
+    if (rc == -1) {
+        return errno == EAGAIN || errno == EWOULDBLOCK ? GN_AGAIN
+                                                       : GN_ERROR;
+    }
+    return rc;
+}
+
+
+ssize_t
+gn_upstream_recv(gn_upstream_conn_t *uc, u_char *p, size_t n)
+{
+    ssize_t  rc;
+
+    if (uc->tls != NULL) {
+        return gn_tls_client_recv(uc->tls, p, n);
+    }
+
+    do {
+        rc = recv(uc->io.fd, p, n, 0);
+    } while (rc == -1 && errno == EINTR);
+
+    if (rc == -1) {
+        return errno == EAGAIN || errno == EWOULDBLOCK ? GN_AGAIN
+                                                       : GN_ERROR;
+    }
+    return rc;
 }

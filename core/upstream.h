@@ -118,6 +118,10 @@ struct gn_upstream_conn_s {
     gn_upstream_group_t     *group;
     gn_uint_t                server;     /* in group->servers */
     gn_uint_t                requests;   /* sent on it so far */
+    void                    *tls;        /* a gnutls_session_t
+                                            (tls_client.h), or NULL */
+    void                    *key;        /* what it was made for: a pooled
+                                            one goes to the same only */
     unsigned                 connected:1;  /* connect() completed */
     unsigned                 reused:1;     /* came from the pool */
     gn_timer_t               idle;       /* in the pool: its limit */
@@ -131,15 +135,22 @@ struct gn_upstream_conn_s {
  * among those up (for `hash`, by hash: gn_chash_hash of the rendered
  * key), else the backups, else NULL with *picked (gn_uint_t) -1 (none
  * left). Unless `fresh`, an idle pooled connection to it when
- * there is one (reused set), else a new one whose connect() is in
+ * there is one (reused set; one made with the same key: the caller's TLS
+ * settings, or NULL), else a new one whose connect() is in
  * progress (connected clear: the handler's first GN_EV_OUT says it
  * completed, or failed: gn_upstream_connect_error tells). The pick is
  * *picked, and marked in tried[]. NULL with *err set (and errno) when
  * the socket could not be made (the server is counted as failed).
  */
 gn_upstream_conn_t *gn_upstream_get(gn_upstream_group_t *g, u_char *tried,
-    uint32_t hash, gn_uint_t fresh, gn_upstream_handler_pt handler,
-    void *data, gn_uint_t *picked, const char **err);
+    uint32_t hash, gn_uint_t fresh, void *key,
+    gn_upstream_handler_pt handler, void *data, gn_uint_t *picked,
+    const char **err);
+
+/* I/O on uc, plain or through its TLS session: bytes, 0 (recv: the
+ * upstream closed), GN_AGAIN, or GN_ERROR (errno kept, plain). */
+ssize_t gn_upstream_send(gn_upstream_conn_t *uc, const u_char *p, size_t n);
+ssize_t gn_upstream_recv(gn_upstream_conn_t *uc, u_char *p, size_t n);
 
 /* After connect() completed on uc: 0, or its error (an errno). */
 int gn_upstream_connect_error(gn_upstream_conn_t *uc);

@@ -227,11 +227,14 @@ my @bad_lines = (
       [ 'location / { real_ip_from 10.0.0.0/8; }' ],
       '"real_ip_from" directive is not allowed here', 5 ],
     # the proxy (issue 22)
-    [ 'proxy-https', 0, [ 'location / { proxy_pass https://127.0.0.1:1; }' ],
-      '"proxy_pass" to an https:// URL is not supported yet', 5 ],
+    [ 'proxy-tls-verify', 0,
+      [ 'location / { proxy_pass https://127.0.0.1:1; '
+        . 'proxy_tls_verify on; }' ],
+      '"proxy_tls_verify on" needs "proxy_tls_trusted_certificate" for the '
+      . 'proxy_pass', 5 ],
     [ 'proxy-url', 0, [ 'location / { proxy_pass 127.0.0.1:1; }' ],
       'invalid URL "127.0.0.1:1" in "proxy_pass", expected '
-      . 'http://HOST[:PORT][/URI]', 5 ],
+      . 'http[s]://HOST[:PORT][/URI]', 5 ],
     [ 'proxy-regex-uri', 0,
       [ 'location ~ \.php$ { proxy_pass http://127.0.0.1:1/x; }' ],
       '"proxy_pass" cannot have a URI part in a location given by a '

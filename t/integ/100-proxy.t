@@ -10,7 +10,9 @@
 # errors: a refused server is skipped, garbage and an oversized head are
 # 502, silence is 504, a response the upstream cuts is cut at the client
 # too, one longer than its Content-Length is cut to it and its
-# connection not kept. WebSocket: the Upgrade goes to the upstream, its
+# connection not kept. Upstreams over TLS: verified (or not), SNI, the
+# session resumed by a new connection, kept connections pooled.
+# WebSocket: the Upgrade goes to the upstream, its
 # 101 to the client, then frames both ways, big ones too, until a close.
 # Many clients over a small pool each get their own bytes. The backends
 # are t/lib/backend.py, started here.
@@ -31,6 +33,8 @@ GnBackend::init($t);
 
 my ($b1, $b2, $b3) = ($t->port(1), $t->port(2), $t->port(3));
 my $dead = $t->port(4);                  # nothing listens there
+my $b4 = $t->port(5);                    # over TLS
+my $certs = $ENV{GN_CERTS} // "$t->{srcdir}/t/certs";
 
 $t->skip_unless_module('mod_status');
 
@@ -87,6 +91,11 @@ upstream byuri {
     server 127.0.0.1:$b2;
 }
 
+upstream tlsgrp {
+    server 127.0.0.1:$b4;
+    keepalive 4;
+}
+
 upstream pair {
     server 127.0.0.1:$b1 max_fails=0;
     server 127.0.0.1:$b2 max_fails=0;
@@ -124,6 +133,23 @@ server {
     location /x/ { proxy_pass http://127.0.0.1:$b1/; }
     location /h/ { proxy_pass http://byuri/; }
     location = /status { handler status; }
+    location /tv/ {
+        proxy_pass https://127.0.0.1:$b4/;
+        proxy_tls_verify on;
+        proxy_tls_trusted_certificate %%CERTS%%/ca.pem;
+        proxy_tls_name localhost;
+    }
+    location /tbad/ {
+        proxy_pass https://127.0.0.1:$b4/;
+        proxy_tls_verify on;
+        proxy_tls_trusted_certificate %%CERTS%%/ca.pem;
+        proxy_tls_name other.example;
+    }
+    location /tnov/ { proxy_pass https://127.0.0.1:$b4/; }
+    location /tk/ {
+        proxy_pass https://tlsgrp/;
+        proxy_tls_name localhost;
+    }
     location /tmo/ {
         proxy_pass http://pair/;
         proxy_read_timeout 1s;
@@ -147,6 +173,8 @@ my %pid;
 $pid{1} = GnBackend::start($t, $b1, 'b1');
 $pid{2} = GnBackend::start($t, $b2, 'b2');
 $pid{3} = GnBackend::start($t, $b3, 'b3');
+$pid{4} = GnBackend::start($t, $b4, 'b4', "$certs/localhost-ec.pem",
+                           "$certs/localhost-ec.key");
 $t->run;
 
 my $pattern = '0123456789';
@@ -440,6 +468,30 @@ SKIP: {
     close $s;
 }
 
+# ---- upstreams over TLS ------------------------------------------------------
+
+$r = get('/tv/id');
+is($r->{body}, "b4\n", 'https upstream, its certificate verified');
+$r = get('/tv/tls');
+like($r->{body}, qr/ sni=localhost$/, '... proxy_tls_name sent by SNI');
+$r = get('/tbad/id');
+is($r->{status}, 502, 'a certificate that does not verify: 502');
+$r = get('/tnov/id');
+is($r->{body}, "b4\n", 'proxy_tls_verify off: served');
+$r = get('/tnov/tls');
+like($r->{body}, qr/^reused=1 /,
+     'a new connection resumes the last TLS session');
+$r = get('/tnov/echo/x', method => 'POST', body => 'y' x 100000);
+ok(substr($r->{body}, -100000) eq 'y' x 100000, '... a POST over it');
+my @tk = $t->http_keepalive([map { $t->request('/tk/size/70000',
+                                                keepalive => 1) } 1 .. 5]);
+is(scalar(grep { ($_->{body} // '') eq pattern(70000) } @tk), 5,
+   'a pooled TLS upstream: five bodies whole');
+$log = $t->read_file("$t->{dir}/logs/access.log");
+my @ct = $log =~ m{^/tk/size/70000 200 \[[^\]]*\] \[200\] \[([^\]]*)\]}mg;
+ok(@ct == 5 && (grep { $_ eq '0.000' } @ct) >= 3,
+   '... most over kept connections (connect time ' . join(' ', @ct) . ')');
+
 # ---- HTTP/2 clients ----------------------------------------------------------
 
 SKIP: {
@@ -590,5 +642,7 @@ like($el, qr/\[error\].*invalid response head/, '... garbage');
 like($el, qr/\[warn\].*more data than its response framed/,
      '... a response longer than its length');
 like($el, qr/\[error\].*no live upstreams in "gone"/, '... none left');
+like($el, qr/\[error\].*the upstream's certificate did not verify, upstream: 127\.0\.0\.1:$b4/,
+     '... a certificate that did not verify');
 
 $t->done;

@@ -3,8 +3,9 @@ package GnBackend;
 # The proxy tests' backend (t/lib/backend.py), on top of GnTest:
 #
 #   GnBackend::init($t)            skip unless python3 is there
-#   GnBackend::start($t, $port, $name)
-#                                  backend.py on 127.0.0.1:PORT, as a
+#   GnBackend::start($t, $port, $name, [$cert, $key])
+#                                  backend.py on 127.0.0.1:PORT (TLS
+#                                  with the certificate and key), as a
 #                                  child of the test; returns its pid
 #                                  once it accepts connections
 #   GnBackend::stop($pid)          TERM, then reap
@@ -39,10 +40,11 @@ sub init
 
 sub start
 {
-    my ($t, $port, $name) = @_;
+    my ($t, $port, $name, @tls) = @_;
     my $script = "$t->{srcdir}/t/lib/backend.py";
     my $log = $t->testdir . "/backend.$port.log";
-    my $pid = $t->spawn(['python3', $script, $port, $name], out => $log);
+    my $pid = $t->spawn(['python3', $script, $port, $name, @tls],
+                        out => $log);
     my $end = time() + GnTest::slow(10);
 
     $PIDS{$pid} = 1;

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """A small HTTP/1.1 backend for the proxy tests (t/integ/100-proxy.t).
 
-    backend.py PORT NAME
+    backend.py PORT NAME [CERT KEY]
 
-Listens on 127.0.0.1:PORT, keeps connections alive as HTTP/1.1 allows,
+Listens on 127.0.0.1:PORT (over TLS with CERT and KEY), keeps connections alive as HTTP/1.1 allows,
 reads request bodies by Content-Length or chunked, and answers by path:
 
   .../echo...        200, the request as seen: its request line, its
@@ -28,6 +28,8 @@ reads request bodies by Content-Length or chunked, and answers by path:
                      handshake, a first text frame "hello from NAME",
                      then every frame echoed back until a close frame
   /ws101             a 101 nobody asked for
+  /tls               "reused=0|1 sni=NAME": whether this TLS connection
+                     resumed a session, and the name the client sent
 
 Exits on SIGTERM, or after 15 minutes. Standard library only.
 """
@@ -36,6 +38,7 @@ import asyncio
 import base64
 import hashlib
 import signal
+import ssl
 import sys
 
 PATTERN = b"0123456789"
@@ -63,6 +66,7 @@ class Backend:
         self.conns = 0
         self.requests = 0
         self.open = 0
+        self.sni = {}
 
     async def read_request(self, reader):
         head = await reader.readuntil(b"\r\n\r\n")
@@ -186,6 +190,11 @@ class Backend:
                          + ws_frame(b"hello from " + self.name.encode()))
             await self.ws_echo(reader, writer)
             return False
+        elif path == "/tls":
+            ssl_obj = writer.get_extra_info("ssl_object")
+            send(self.response(200, b"reused=%d sni=%s\n" % (
+                int(bool(ssl_obj and ssl_obj.session_reused)),
+                self.sni.get(id(ssl_obj), "-").encode())))
         elif path == "/ws101":
             writer.write(b"HTTP/1.1 101 Switching Protocols\r\n"
                          b"Upgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
@@ -243,8 +252,16 @@ class Backend:
 async def main():
     port, name = int(sys.argv[1]), sys.argv[2]
     backend = Backend(name)
+    ctx = None
+    if len(sys.argv) > 4:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(sys.argv[3], sys.argv[4])
+
+        def sni(sslobj, server_name, _ctx):
+            backend.sni[id(sslobj)] = server_name or "-"
+        ctx.sni_callback = sni
     server = await asyncio.start_server(backend.serve, "127.0.0.1", port,
-                                        reuse_address=True)
+                                        reuse_address=True, ssl=ctx)
     loop = asyncio.get_running_loop()
     stop = loop.create_future()
     loop.add_signal_handler(signal.SIGTERM, stop.set_result, None)

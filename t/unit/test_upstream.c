@@ -101,7 +101,7 @@ pick(gn_upstream_group_t *g, u_char *tried, gn_uint_t failed)
     gn_uint_t            picked;
     u_char               none[NSRV] = { 0 };
 
-    uc = gn_upstream_get(g, tried ? tried : none, 0, 1, noop, NULL, &picked,
+    uc = gn_upstream_get(g, tried ? tried : none, 0, 1, NULL, noop, NULL, &picked,
                          &err);
     if (uc == NULL) {
         return picked == (gn_uint_t) -1 ? -1 : -2;
@@ -144,7 +144,7 @@ pick_hash(gn_upstream_group_t *g, uint32_t hash)
     gn_uint_t            picked;
     u_char               none[NSRV] = { 0 };
 
-    uc = gn_upstream_get(g, none, hash, 1, noop, NULL, &picked, &err);
+    uc = gn_upstream_get(g, none, hash, 1, NULL, noop, NULL, &picked, &err);
     if (uc == NULL) {
         return -1;
     }
@@ -265,9 +265,9 @@ main(void)
     g = group(pool, 3, NULL);
     g->method = GN_UPSTREAM_LEAST_CONN;
     memset(tried, 0, sizeof(tried));
-    uc = gn_upstream_get(g, tried, 0, 1, noop, NULL, &picked, &err);
+    uc = gn_upstream_get(g, tried, 0, 1, NULL, noop, NULL, &picked, &err);
     memset(tried, 0, sizeof(tried));
-    uc2 = gn_upstream_get(g, tried, 0, 1, noop, NULL, &picked, &err);
+    uc2 = gn_upstream_get(g, tried, 0, 1, NULL, noop, NULL, &picked, &err);
     ok(uc != NULL && uc2 != NULL && uc->server != uc2->server,
        "least_conn: the second goes to another server");
     k = pick(g, NULL, 0);
@@ -324,14 +324,14 @@ main(void)
     g = group(pool, 1, NULL);
     g->keepalive = 1;
     memset(tried, 0, sizeof(tried));
-    uc = gn_upstream_get(g, tried, 0, 0, noop, NULL, &picked, &err);
+    uc = gn_upstream_get(g, tried, 0, 0, NULL, noop, NULL, &picked, &err);
     ok(uc != NULL && !uc->reused, "pool: a new connection first");
     k = accept_peer(lfd[0], uc->io.fd);
     gn_upstream_done(uc, 0);
     uc->requests++;
     gn_upstream_keep(uc);
     memset(tried, 0, sizeof(tried));
-    uc2 = gn_upstream_get(g, tried, 0, 0, noop, NULL, &picked, &err);
+    uc2 = gn_upstream_get(g, tried, 0, 0, NULL, noop, NULL, &picked, &err);
     ok(uc2 == uc && uc2->reused, "pool: ... then the kept one");
     gn_upstream_done(uc2, 0);
     gn_upstream_keep(uc2);
@@ -340,14 +340,14 @@ main(void)
     sigemptyset(&mask);
     (void) gn_event_process(100, &mask);   /* ... its event comes */
     memset(tried, 0, sizeof(tried));
-    uc = gn_upstream_get(g, tried, 0, 0, noop, NULL, &picked, &err);
+    uc = gn_upstream_get(g, tried, 0, 0, NULL, noop, NULL, &picked, &err);
     ok(uc != NULL && !uc->reused,
        "pool: one the server closed is not handed out");
     gn_upstream_done(uc, 0);
     uc->requests = g->keepalive_requests;
     gn_upstream_keep(uc);                  /* retired, not kept */
     memset(tried, 0, sizeof(tried));
-    uc = gn_upstream_get(g, tried, 0, 0, noop, NULL, &picked, &err);
+    uc = gn_upstream_get(g, tried, 0, 0, NULL, noop, NULL, &picked, &err);
     ok(uc != NULL && !uc->reused, "pool: keepalive_requests retires one");
     gn_upstream_done(uc, 0);
     gn_upstream_close(uc);
