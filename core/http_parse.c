@@ -154,6 +154,21 @@ gn_http_tchar(u_char c)
 }
 
 
+gn_int_t
+gn_http_token(const u_char *p, size_t len)
+{
+    size_t  i;
+
+    for (i = 0; i < len; i++) {
+        if (!gn_http_tchar(p[i])) {
+            return 0;
+        }
+    }
+
+    return len > 0;
+}
+
+
 /*
  * The incremental scan finds where the head ends, enforces the size
  * limits and refuses bytes no head may hold (NUL, a CR or LF that is not

@@ -122,6 +122,10 @@ gn_int_t gn_http_parse_head_end(gn_http_scan_t *s, const u_char *buf,
 gn_int_t gn_http_parse_head(gn_http_head_t *h, u_char *buf, size_t len,
     const gn_http_limits_t *lim, gn_http_header_t *hdrs, size_t max);
 
+/* 1 when p[0..len) is a token (RFC 9110 5.6.2: a field name), else 0;
+ * an empty string is not one. */
+gn_int_t gn_http_token(const u_char *p, size_t len);
+
 /*
  * An upstream's response head (RFC 9112 4), complete in buf[0..len) up
  * to and including its empty line: the status line ("HTTP/1.x DDD

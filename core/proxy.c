@@ -1670,19 +1670,11 @@ gn_proxy_set_header(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
     gn_proxy_conf_t    *pc = conf;
     gn_str_t           *value = cf->args->elts;
     gn_proxy_header_t  *ph;
-    size_t              i;
     char                err[256];
 
     (void) cmd;
 
-    for (i = 0; i < value[1].len; i++) {
-        if (value[1].data[i] <= ' ' || value[1].data[i] >= 0x7f
-            || strchr("()<>@,;:\\\"/[]?={}", value[1].data[i]) != NULL)
-        {
-            break;
-        }
-    }
-    if (value[1].len == 0 || i < value[1].len) {
+    if (!gn_http_token(value[1].data, value[1].len)) {
         gn_conf_error(cf, "invalid header name \"%.*s\" in "
                       "\"proxy_set_header\"", GN_STR_ARG(&value[1]));
         return GN_CONF_ERROR;

@@ -300,23 +300,12 @@ gn_realip_header(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
 {
     gn_realip_conf_t  *rc = conf;
     gn_str_t          *value = cf->args->elts;
-    size_t             i;
-    u_char             ch;
 
     if (rc->header.data != NULL) {
         return "is duplicate";
     }
 
-    for (i = 0; i < value[1].len; i++) {
-        ch = value[1].data[i];
-        if (!(ch >= 'a' && ch <= 'z') && !(ch >= 'A' && ch <= 'Z')
-            && !(ch >= '0' && ch <= '9')
-            && (ch == '\0' || strchr("!#$%&'*+-.^_`|~", ch) == NULL))
-        {
-            break;
-        }
-    }
-    if (value[1].len == 0 || i < value[1].len) {
+    if (!gn_http_token(value[1].data, value[1].len)) {
         gn_conf_error(cf, "invalid value \"%.*s\" in \"%.*s\" directive, "
                       "expected a header field name or \"proxy_protocol\"",
                       GN_STR_ARG(&value[1]), GN_STR_ARG(&cmd->name));
