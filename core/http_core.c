@@ -133,11 +133,17 @@ gn_http_core_server(gn_http_request_t *r)
 }
 
 
+/* An index file's URI that ends in '/' (a directory named index.html)
+ * cannot redirect for ever. */
+#define GN_HTTP_MAX_INDEX_REDIRECTS  10
+
 static gn_int_t
 gn_http_core_run(gn_http_request_t *r, gn_uint_t misdirected)
 {
     gn_http_head_t  *h = &r->head;
     gn_int_t         rc;
+    gn_uint_t        redirects;
+    gn_str_t         uri;
     u_char          *p;
 
     if (misdirected) {
@@ -180,36 +186,58 @@ gn_http_core_run(gn_http_request_t *r, gn_uint_t misdirected)
     }
     r->uri.data = p;
 
-    rc = gn_rewrite_run(r);
-    if (rc == GN_DONE) {
-        return GN_OK;                 /* a redirect or `return` answered */
-    }
-    if (rc != GN_OK) {
-        return GN_ERROR;
-    }
+    for (redirects = 0; /* void */; redirects++) {
+        rc = gn_rewrite_run(r);
+        if (rc == GN_DONE) {
+            return GN_OK;             /* a redirect or `return` answered */
+        }
+        if (rc != GN_OK) {
+            return GN_ERROR;
+        }
 
-    rc = gn_http_module_filters(r, GN_HTTP_FILTER_MAPPED);
-    if (rc != GN_OK) {
-        return rc == GN_ERROR ? GN_ERROR : gn_http_response_error(r, rc);
-    }
+        rc = gn_http_module_filters(r, GN_HTTP_FILTER_MAPPED);
+        if (rc != GN_OK) {
+            return rc == GN_ERROR ? GN_ERROR
+                                  : gn_http_response_error(r, rc);
+        }
 
-    /* allow/deny, auth_basic: before body rules and any handler */
-    rc = gn_access_check(r);
-    if (rc != GN_DECLINED) {
-        return rc;                    /* 403 or 401 prepared, or error */
-    }
+        /* allow/deny, auth_basic: before body rules and any handler */
+        rc = gn_access_check(r);
+        if (rc != GN_DECLINED) {
+            return rc;                /* 403 or 401 prepared, or error */
+        }
 
-    rc = gn_http_body_rules(r);
-    if (rc != GN_OK) {
-        return gn_http_response_error(r, (gn_uint_t) rc);
-    }
+        rc = gn_http_body_rules(r);
+        if (rc != GN_OK) {
+            return gn_http_response_error(r, (gn_uint_t) rc);
+        }
 
-    r->module = gn_proxy_handler_for(r->loc);
-    if (r->module == NULL) {
-        r->module = gn_module_handler_for(r->loc, &r->uri);
-    }
-    if (r->module != NULL) {
-        return GN_DONE;              /* gn_http_core_start runs the module */
+        r->module = gn_proxy_handler_for(r->loc);
+        if (r->module == NULL) {
+            r->module = gn_module_handler_for(r->loc, &r->uri);
+        }
+        if (r->module != NULL) {
+            return GN_DONE;          /* gn_http_core_start runs it */
+        }
+
+        /* `index`, as nginx's: "/dir/" with an index file is an internal
+         * redirect to it, which may match another location (index.php
+         * goes to its fastcgi_pass, not out as a file) */
+        if (r->uri.data[r->uri.len - 1] != '/'
+            || !(h->method & (GN_HTTP_GET | GN_HTTP_HEAD | GN_HTTP_POST))
+            || redirects == GN_HTTP_MAX_INDEX_REDIRECTS)
+        {
+            break;
+        }
+        rc = gn_http_static_index_uri(r, &uri);
+        if (rc == GN_ERROR) {
+            return GN_ERROR;
+        }
+        if (rc != GN_OK) {
+            break;
+        }
+        r->uri = uri;
+        r->uri_changed = 1;
     }
 
     return r->has_body ? GN_AGAIN : gn_http_static_handler(r);

@@ -152,10 +152,10 @@ gn_http_static_private(gn_http_request_t *r, gn_fc_entry_t *e,
 }
 
 
-/* "/dir/": the first index file that is a regular file. A directory
- * without one is 403 (there is no listing). */
+/* The first index file of "/dir/" that is a regular file, and *name;
+ * else NULL with *err (ENOENT: there is none). */
 static gn_fc_entry_t *
-gn_http_static_index(gn_http_request_t *r, int *err)
+gn_http_static_find_index(gn_http_request_t *r, gn_str_t **name, int *err)
 {
     gn_fc_entry_t  *e;
     gn_str_t       *names;
@@ -169,12 +169,7 @@ gn_http_static_index(gn_http_request_t *r, int *err)
                               err);
         if (e != NULL) {
             if (e->is_file) {
-                if (gn_http_static_private(r, e, &names[i]) != GN_OK) {
-                    *err = 0;
-                    return NULL;
-                }
-                r->content_type = *gn_lookup_mime(r->loc, names[i].data,
-                                                      names[i].len);
+                *name = &names[i];
                 return e;
             }
             continue;
@@ -183,6 +178,56 @@ gn_http_static_index(gn_http_request_t *r, int *err)
         if (*err != ENOENT && *err != ENOTDIR) {
             return NULL;
         }
+    }
+
+    *err = ENOENT;
+    return NULL;
+}
+
+
+gn_int_t
+gn_http_static_index_uri(gn_http_request_t *r, gn_str_t *uri)
+{
+    gn_str_t  *name;
+    int        err;
+    u_char    *p;
+
+    if (gn_http_static_find_index(r, &name, &err) == NULL) {
+        return GN_DECLINED;
+    }
+
+    p = gn_pnalloc(r->pool, r->uri.len + name->len);
+    if (p == NULL) {
+        return GN_ERROR;
+    }
+    memcpy(p, r->uri.data, r->uri.len);
+    memcpy(p + r->uri.len, name->data, name->len);
+    uri->data = p;
+    uri->len = r->uri.len + name->len;
+    return GN_OK;
+}
+
+
+/* "/dir/": the first index file that is a regular file. A directory
+ * without one is 403 (there is no listing). */
+static gn_fc_entry_t *
+gn_http_static_index(gn_http_request_t *r, int *err)
+{
+    gn_fc_entry_t  *e;
+    gn_str_t       *name;
+
+    e = gn_http_static_find_index(r, &name, err);
+    if (e != NULL) {
+        if (gn_http_static_private(r, e, name) != GN_OK) {
+            *err = 0;
+            return NULL;
+        }
+        r->content_type = *gn_lookup_mime(r->loc, name->data, name->len);
+        return e;
+    }
+
+    if (*err != ENOENT) {
+        return NULL;
     }
 
     /* No index file: as nginx, 404 when the directory itself is not

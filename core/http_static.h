@@ -32,4 +32,10 @@ extern const gn_feature_t  gn_static_feature;
  * Returns GN_OK or GN_ERROR (internal failure: the caller answers 500). */
 gn_int_t gn_http_static_handler(gn_http_request_t *r);
 
+/* nginx's `index` for r->uri "/dir/": the URI of its first index file
+ * that is a regular file, in *uri, for an internal redirect (GN_OK);
+ * GN_DECLINED when there is none (the static handler answers), GN_ERROR
+ * out of memory. */
+gn_int_t gn_http_static_index_uri(gn_http_request_t *r, gn_str_t *uri);
+
 #endif /* GN_CORE_HTTP_STATIC_H_INCLUDED */
