@@ -9,6 +9,7 @@
 
 #include "gn_config.h"
 
+#include <sys/socket.h>
 #include <arpa/inet.h>
 
 #include "access_log.h"
@@ -63,7 +64,15 @@ enum {
     GN_LV_UPSTREAM_RESPONSE_TIME,
     GN_LV_UPSTREAM_CONNECT_TIME,
     GN_LV_PROXY_HOST,
+    GN_LV_FASTCGI_SCRIPT_NAME,
+    GN_LV_FASTCGI_PATH_INFO,       /* ... up to here */
     GN_LV_PROXY_ADD_X_FORWARDED_FOR,
+    GN_LV_CONTENT_LENGTH,
+    GN_LV_DOCUMENT_ROOT,
+    GN_LV_REQUEST_FILENAME,
+    GN_LV_HTTPS,
+    GN_LV_SERVER_ADDR,
+    GN_LV_GANNET_VERSION,
     GN_LV_HTTP_HEADER              /* $http_<name>: op->text is the name */
 };
 
@@ -112,6 +121,16 @@ static const gn_conf_enum_t  gn_log_vars[] = {
     { gn_string("proxy_host"), GN_LV_PROXY_HOST },
     { gn_string("proxy_add_x_forwarded_for"),
       GN_LV_PROXY_ADD_X_FORWARDED_FOR },
+    { gn_string("fastcgi_script_name"), GN_LV_FASTCGI_SCRIPT_NAME },
+    { gn_string("fastcgi_path_info"), GN_LV_FASTCGI_PATH_INFO },
+    { gn_string("content_length"), GN_LV_CONTENT_LENGTH },
+    { gn_string("document_root"), GN_LV_DOCUMENT_ROOT },
+    { gn_string("document_uri"), GN_LV_URI },
+    { gn_string("request_filename"), GN_LV_REQUEST_FILENAME },
+    { gn_string("request_scheme"), GN_LV_SCHEME },
+    { gn_string("https"), GN_LV_HTTPS },
+    { gn_string("server_addr"), GN_LV_SERVER_ADDR },
+    { gn_string("gannet_version"), GN_LV_GANNET_VERSION },
     { gn_null_string, 0 }
 };
 
@@ -168,6 +187,11 @@ gn_access_log_push_var(gn_log_format_t *fmt, u_char *name, size_t n,
         {
             return gn_access_log_push(fmt, gn_log_vars[i].value, NULL, 0);
         }
+    }
+
+    /* $content_type: the request's, as $http_content_type */
+    if (n == 12 && memcmp(name, "content_type", 12) == 0) {
+        return gn_access_log_push(fmt, GN_LV_HTTP_HEADER, name, n);
     }
 
     /* $http_<name>: any request header, '_' standing for '-' */
@@ -665,12 +689,37 @@ gn_access_log_xff(gn_http_request_t *r, u_char *p, gn_uint_t esc)
 }
 
 
+/* $server_addr: the address the client connected to. */
+static size_t
+gn_access_log_server_addr(gn_http_request_t *r, u_char *p, gn_uint_t esc)
+{
+    struct sockaddr_storage  ss;
+    socklen_t                len = sizeof(ss);
+    char                     text[INET6_ADDRSTRLEN];
+    const void              *a;
+
+    if (getsockname(r->c->io.fd, (struct sockaddr *) &ss, &len) != 0) {
+        return 0;
+    }
+    a = ss.ss_family == AF_INET6
+        ? (const void *) &((struct sockaddr_in6 *) &ss)->sin6_addr
+        : (const void *) &((struct sockaddr_in *) &ss)->sin_addr;
+    if ((ss.ss_family != AF_INET && ss.ss_family != AF_INET6)
+        || inet_ntop(ss.ss_family, a, text, sizeof(text)) == NULL)
+    {
+        return 0;
+    }
+    return gn_binlog_escape(p, (u_char *) text, strlen(text), esc);
+}
+
+
 static size_t
 gn_access_log_str(gn_http_request_t *r, gn_log_op_t *op, u_char *p,
     gn_uint_t esc)
 {
     gn_str_t   v[4], *s, none = gn_null_string;
     u_char     lower[256];
+    size_t     n;
 
     s = &none;
 
@@ -697,12 +746,44 @@ gn_access_log_str(gn_http_request_t *r, gn_log_op_t *op, u_char *p,
     case GN_LV_UPSTREAM_RESPONSE_TIME:
     case GN_LV_UPSTREAM_CONNECT_TIME:
     case GN_LV_PROXY_HOST:
+    case GN_LV_FASTCGI_SCRIPT_NAME:
+    case GN_LV_FASTCGI_PATH_INFO:
         if (r->upstream != NULL) {
             s = &r->upstream->addr + (op->var - GN_LV_UPSTREAM_ADDR);
         }
         break;
     case GN_LV_PROXY_ADD_X_FORWARDED_FOR:
         return gn_access_log_xff(r, p, esc);
+    case GN_LV_CONTENT_LENGTH:
+        /* a body passed upstream: its length as read (chunked too) */
+        if (r->upstream != NULL && r->upstream->body_length.len > 0) {
+            s = &r->upstream->body_length;
+        } else {
+            static const gn_str_t  cl = gn_string("content_length");
+
+            s = gn_access_log_header(r, &cl);
+            s = s ? s : &none;
+        }
+        break;
+    case GN_LV_DOCUMENT_ROOT:
+        s = &r->loc->root;
+        break;
+    case GN_LV_REQUEST_FILENAME:
+        n = gn_binlog_escape(p, r->loc->root.data, r->loc->root.len, esc);
+        return n + gn_binlog_escape(p ? p + n : NULL, r->uri.data,
+                                    r->uri.len, esc);
+    case GN_LV_HTTPS:
+        if (r->c->tls != NULL) {
+            gn_str_set(&v[0], "on");
+            s = &v[0];
+        }
+        break;
+    case GN_LV_SERVER_ADDR:
+        return gn_access_log_server_addr(r, p, esc);
+    case GN_LV_GANNET_VERSION:
+        gn_str_set(&v[0], PACKAGE_VERSION);
+        s = &v[0];
+        break;
     case GN_LV_REQUEST:
         return gn_access_log_request_line(r, p, esc);
     case GN_LV_REQUEST_METHOD:

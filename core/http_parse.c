@@ -582,6 +582,113 @@ gn_http_parse_response(gn_http_head_t *h, u_char *buf, size_t len,
 }
 
 
+
+size_t
+gn_http_cgi_head_end(const u_char *buf, size_t len, size_t from)
+{
+    const u_char  *p, *end = buf + len;
+
+    /* an LF that an LF or a CR LF follows: from the one before `from`,
+     * which the last look could not know the end of */
+    p = buf + (from >= 2 ? from - 2 : 0);
+
+    while (p < end && (p = memchr(p, '\n', (size_t) (end - p))) != NULL) {
+        p++;
+        if (p < end && *p == '\n') {
+            return (size_t) (p + 1 - buf);
+        }
+        if (p + 1 < end && p[0] == '\r' && p[1] == '\n') {
+            return (size_t) (p + 2 - buf);
+        }
+    }
+
+    return 0;
+}
+
+
+/* The "Status" of a CGI head: DDD, then nothing or SP and a reason. */
+static gn_int_t
+gn_http_cgi_status(gn_http_head_t *h, const gn_str_t *v)
+{
+    const u_char  *p = v->data;
+
+    if (v->len < 3 || p[0] < '2' || p[0] > '5' || p[1] < '0' || p[1] > '9'
+        || p[2] < '0' || p[2] > '9' || (v->len > 3 && p[3] != ' '))
+    {
+        h->err = "invalid Status";
+        return GN_ERROR;
+    }
+    if (h->status != 0) {
+        h->err = "repeated Status";
+        return GN_ERROR;
+    }
+
+    h->status = (gn_uint_t) (p[0] - '0') * 100 + (p[1] - '0') * 10
+                + (p[2] - '0');
+    return GN_OK;
+}
+
+
+gn_int_t
+gn_http_parse_cgi(gn_http_head_t *h, u_char *buf, size_t len,
+    gn_http_header_t *hdrs, size_t max)
+{
+    u_char            *p, *end, *eol, *lf;
+    gn_http_header_t  *hd;
+    gn_http_frame_t    f;
+    gn_uint_t          location = 0;
+
+    memset(h, 0, sizeof(gn_http_head_t));
+    h->content_length = -1;
+    h->headers = hdrs;
+    h->version = GN_HTTP_VERSION_11;
+
+    end = buf + len;
+    for (p = buf; /* void */; p = lf + 1) {
+        lf = p < end ? memchr(p, '\n', (size_t) (end - p)) : NULL;
+        if (lf == NULL) {
+            h->err = "incomplete head";
+            return GN_ERROR;
+        }
+        eol = lf > p && lf[-1] == '\r' ? lf - 1 : lf;
+        if (eol == p) {
+            break;
+        }
+        if (h->nheaders >= max) {
+            h->err = "too many header fields";
+            return GN_ERROR;
+        }
+        hd = &hdrs[h->nheaders];
+        if (gn_http_parse_field(h, hd, p, eol) != GN_OK) {
+            return GN_ERROR;
+        }
+        if (gn_str_caseeq(&hd->name, "Status")
+            && gn_http_cgi_status(h, &hd->value) != GN_OK)
+        {
+            return GN_ERROR;
+        }
+        location |= gn_str_caseeq(&hd->name, "Location");
+        h->nheaders++;
+    }
+
+    if (h->nheaders == 0) {
+        h->err = "no CGI field";          /* RFC 3875 6.2: one at least */
+        return GN_ERROR;
+    }
+    if (gn_http_process_fields(h, &f) != GN_OK) {
+        return GN_ERROR;
+    }
+    if (f.te) {
+        h->err = "Transfer-Encoding from a CGI responder";
+        return GN_ERROR;
+    }
+
+    if (h->status == 0) {
+        h->status = location ? 302 : 200;
+    }
+    return GN_OK;
+}
+
 /* request-line = method SP request-target SP HTTP-version (RFC 9112 3) */
 
 static gn_int_t

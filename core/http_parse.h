@@ -142,6 +142,26 @@ gn_int_t gn_http_parse_response(gn_http_head_t *h, u_char *buf, size_t len,
     gn_http_header_t *hdrs, size_t max);
 
 /*
+ * The end of a CGI response head (RFC 3875 6.2: lines end in LF or
+ * CRLF) in buf[0..len), looked for from `from` on (a caller that reads
+ * more gives where its last look ended): the length of the head with
+ * its empty line, or 0 when it is not complete yet.
+ */
+size_t gn_http_cgi_head_end(const u_char *buf, size_t len, size_t from);
+
+/*
+ * A CGI response head (a FastCGI responder's, RFC 3875 6), complete in
+ * buf[0..len) as found by gn_http_cgi_head_end(): its fields checked as
+ * gn_http_parse_response() checks them (LF alone may end a line),
+ * h->status from "Status: DDD [reason]" (200..599), else 302 with a
+ * Location, else 200; content_length from a Content-Length, which must
+ * be valid; at least one field, no Transfer-Encoding. The Status field
+ * stays in h->headers. GN_OK, or GN_ERROR with h->err set.
+ */
+gn_int_t gn_http_parse_cgi(gn_http_head_t *h, u_char *buf, size_t len,
+    gn_http_header_t *hdrs, size_t max);
+
+/*
  * An HTTP/2 request (RFC 9113 8.3): its pseudo-header fields and the
  * header fields already in h->headers[0..h->nheaders) (h otherwise
  * zeroed, content_length -1), which the framing layer checked as RFC

@@ -178,13 +178,17 @@ struct gn_http_request_s {
 
 /* A proxied request's $upstream_* (proxy.c fills it, the access log
  * reads it): one value per upstream tried, joined by ", " (nginx's
- * form), and $proxy_host. */
+ * form), $proxy_host and FastCGI's $fastcgi_*. */
 typedef struct gn_http_upstream_s {
     gn_str_t             addr;           /* $upstream_addr */
     gn_str_t             status;         /* $upstream_status */
     gn_str_t             response_time;  /* $upstream_response_time */
     gn_str_t             connect_time;   /* $upstream_connect_time */
     gn_str_t             host;           /* $proxy_host */
+    gn_str_t             script_name;    /* $fastcgi_script_name */
+    gn_str_t             path_info;      /* $fastcgi_path_info */
+    gn_str_t             body_length;    /* $content_length of a body
+                                            read whole; "": none */
 } gn_http_upstream_t;
 
 

@@ -46,6 +46,7 @@ noinst_LTLIBRARIES += %reldir%/libgncore.la
     %reldir%/addr.c %reldir%/addr.h \
     %reldir%/upstream.c %reldir%/upstream.h \
     %reldir%/proxy.c %reldir%/proxy.h \
+    %reldir%/fastcgi.c %reldir%/fastcgi.h \
     %reldir%/module.c %reldir%/module.h \
     %reldir%/api.c %reldir%/api.h \
     %reldir%/http_module.c %reldir%/http_module.h \

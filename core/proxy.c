@@ -27,6 +27,7 @@
 #include <arpa/inet.h>
 
 #include "proxy.h"
+#include "fastcgi.h"
 #include "module.h"
 #include "str.h"
 
@@ -53,6 +54,9 @@ typedef enum {
 typedef struct {
     gn_http_request_t   *r;
     gn_proxy_conf_t     *pc;
+    gn_proxy_pass_t     *up;             /* &pc->http or &pc->fcgi */
+    gn_uint_t            fcgi;           /* FastCGI, not HTTP */
+    gn_tls_client_t     *tls;            /* https://, else NULL */
     gn_upstream_conn_t  *uc;
     gn_uint_t            server;         /* uc's, for the log */
     gn_proxy_state_e     state;
@@ -90,6 +94,9 @@ typedef struct {
     gn_uint_t            status;         /* ... upstream's, 0: none */
     gn_uint_t            last_status;    /* the last failed try's */
     gn_http_upstream_t   log;
+
+    gn_fcgi_dec_t        dec;            /* FastCGI: this attempt's */
+    gn_uint_t            extra;          /* ... stdout past its length */
 } gn_proxy_ctx_t;
 
 
@@ -105,11 +112,18 @@ static const gn_module_t  gn_proxy_desc = {
 
 static gn_mod_t  gn_proxy_mod = { .desc = &gn_proxy_desc };
 
+/* What pooled FastCGI connections are made for (upstream.h's key): never
+ * given to an HTTP request to the same server, nor the reverse. */
+static const u_char  gn_proxy_fcgi_key;
+
 
 void *
 gn_proxy_handler_for(gn_loc_conf_t *lc)
 {
-    return gn_proxy_conf(lc)->group != NULL ? &gn_proxy_mod : NULL;
+    gn_proxy_conf_t  *pc = gn_proxy_conf(lc);
+
+    return pc->http.group != NULL || pc->fcgi.group != NULL
+           ? &gn_proxy_mod : NULL;
 }
 
 
@@ -154,7 +168,7 @@ static void
 gn_proxy_log_attempt(gn_proxy_ctx_t *ctx, gn_uint_t status, gn_uint_t fail)
 {
     gn_http_request_t     *r = ctx->r;
-    gn_upstream_server_t  *s = ctx->pc->group->servers.elts;
+    gn_upstream_server_t  *s = ctx->up->group->servers.elts;
     char                   num[8];
 
     gn_proxy_log_add(r, &ctx->log.addr, (const char *) s[ctx->server].addr
@@ -170,7 +184,7 @@ gn_proxy_log_attempt(gn_proxy_ctx_t *ctx, gn_uint_t status, gn_uint_t fail)
         gn_proxy_log_add(r, &ctx->log.connect_time, "-", 1);
     }
 
-    gn_upstream_account(ctx->pc->group, ctx->server, ctx->status,
+    gn_upstream_account(ctx->up->group, ctx->server, ctx->status,
                         gn_current_msec - ctx->started, fail);
 }
 
@@ -373,7 +387,7 @@ gn_proxy_head(gn_proxy_ctx_t *ctx, u_char *p)
         gn_proxy_put(ctx->upgrade_to.data, ctx->upgrade_to.len);
         gn_proxy_put("\r\n", 2);
 
-    } else if (pc->group->keepalive == 0) {
+    } else if (ctx->up->group->keepalive == 0) {
         gn_proxy_put("Connection: close\r\n", 19);
     }
 
@@ -438,11 +452,247 @@ gn_proxy_hash(gn_http_request_t *r, const gn_log_format_t *key)
 }
 
 
+/* ---- the request to a FastCGI responder -------------------------------- */
+
+/* Does param `name` stand for request field f ("HTTP_" and f's name in
+ * upper case, '_' for '-')? */
+static gn_uint_t
+gn_proxy_fcgi_names(const gn_str_t *name, const gn_str_t *f)
+{
+    size_t  k;
+    u_char  c;
+
+    if (name->len != 5 + f->len || memcmp(name->data, "HTTP_", 5) != 0) {
+        return 0;
+    }
+    for (k = 0; k < f->len; k++) {
+        c = f->data[k] == '-' ? '_' : gn_toupper(f->data[k]);
+        if (name->data[5 + k] != c) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+
+/* Does request field i go as an HTTP_ param? Not a later one of a name
+ * (joined to the first), nor one a fastcgi_param sets, nor Proxy
+ * (httpoxy: it would be the application's HTTP_PROXY), nor a name with
+ * '_' (it would pass for the one with '-'). */
+static gn_uint_t
+gn_proxy_fcgi_field(gn_http_request_t *r, gn_array_t *params, gn_uint_t i)
+{
+    gn_http_header_t   *hd = r->head.headers;
+    gn_proxy_header_t  *ph;
+    gn_uint_t           k;
+
+    if (memchr(hd[i].name.data, '_', hd[i].name.len) != NULL
+        || gn_str_caseeq(&hd[i].name, "Proxy"))
+    {
+        return 0;
+    }
+    for (k = 0; k < i; k++) {
+        if (gn_str_caseeq_str(&hd[k].name, &hd[i].name)) {
+            return 0;
+        }
+    }
+    ph = params != NULL ? params->elts : NULL;
+    for (k = 0; ph != NULL && k < params->nelts; k++) {
+        if (gn_proxy_fcgi_names(&ph[k].name, &hd[i].name)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+
+/* The values of request field i and the later ones of its name, joined
+ * ("; " for Cookie, else ", "): copied at p, or measured. */
+static size_t
+gn_proxy_fcgi_join(gn_http_request_t *r, gn_uint_t i, u_char *p)
+{
+    gn_http_header_t  *hd = r->head.headers;
+    gn_uint_t          k;
+    size_t             len = 0;
+    const char        *sep;
+
+    sep = gn_str_caseeq(&hd[i].name, "Cookie") ? "; " : ", ";
+    for (k = i; k < r->head.nheaders; k++) {
+        if (k > i && !gn_str_caseeq_str(&hd[k].name, &hd[i].name)) {
+            continue;
+        }
+        if (k > i) {
+            if (p != NULL) {
+                memcpy(p + len, sep, 2);
+            }
+            len += 2;
+        }
+        if (p != NULL) {
+            memcpy(p + len, hd[k].value.data, hd[k].value.len);
+        }
+        len += hd[k].value.len;
+    }
+    return len;
+}
+
+
+/* The PARAMS stream's content: fastcgi_param's, then the request's
+ * fields as HTTP_ ones; copied at p, or measured. */
+static size_t
+gn_proxy_fcgi_params(gn_proxy_ctx_t *ctx, u_char *p)
+{
+    gn_http_request_t  *r = ctx->r;
+    gn_proxy_conf_t    *pc = ctx->pc;
+    gn_array_t         *params = pc->fcgi_params;
+    gn_proxy_header_t  *ph;
+    gn_http_header_t   *hd = r->head.headers;
+    gn_uint_t           i;
+    size_t              len = 0, vlen, k;
+
+    ph = params != NULL ? params->elts : NULL;
+    for (i = 0; ph != NULL && i < params->nelts; i++) {
+        vlen = gn_access_log_render(r, &ph[i].value, NULL);
+        if (vlen == 0 && ph[i].empty) {
+            continue;                     /* if_not_empty */
+        }
+        len += gn_fcgi_pair_len(p ? p + len : NULL, ph[i].name.len, vlen);
+        if (p != NULL) {
+            memcpy(p + len, ph[i].name.data, ph[i].name.len);
+        }
+        len += ph[i].name.len;
+        len += gn_access_log_render(r, &ph[i].value, p ? p + len : NULL);
+    }
+
+    for (i = 0; pc->fcgi_pass_request_headers && i < r->head.nheaders; i++)
+    {
+        if (!gn_proxy_fcgi_field(r, params, i)) {
+            continue;
+        }
+        vlen = gn_proxy_fcgi_join(r, i, NULL);
+        len += gn_fcgi_pair_len(p ? p + len : NULL, 5 + hd[i].name.len,
+                                vlen);
+        if (p != NULL) {
+            memcpy(p + len, "HTTP_", 5);
+            for (k = 0; k < hd[i].name.len; k++) {
+                p[len + 5 + k] = hd[i].name.data[k] == '-'
+                                 ? '_' : gn_toupper(hd[i].name.data[k]);
+            }
+        }
+        len += 5 + hd[i].name.len;
+        len += gn_proxy_fcgi_join(r, i, p ? p + len : NULL);
+    }
+
+    return len;
+}
+
+
+/* $fastcgi_script_name and $fastcgi_path_info: the URI, or what
+ * fastcgi_split_path_info's captures took of it; fastcgi_index after a
+ * script name that ends in '/'. */
+static gn_int_t
+gn_proxy_fcgi_script(gn_proxy_ctx_t *ctx)
+{
+    gn_http_request_t  *r = ctx->r;
+    gn_proxy_conf_t    *pc = ctx->pc;
+    gn_str_t            script = r->uri, info = gn_null_string;
+    gn_regex_caps_t     caps;
+    const char         *err = NULL;
+    gn_int_t            rc;
+    u_char             *p;
+
+    if (pc->fcgi_split != NULL) {
+        rc = gn_regex_exec(pc->fcgi_split, r->uri.data, r->uri.len, &caps,
+                           &err);
+        if (rc == GN_ERROR) {
+            gn_log_error(GN_LOG_ERR, &r->c->log, 0, "fastcgi_split_path_info "
+                         "\"%.*s\" failed: %s",
+                         GN_STR_ARG(&pc->fcgi_split->pattern), err);
+            return GN_ERROR;
+        }
+        if (rc == 1 && caps.ovec[2] != (size_t) -1) {
+            script.data = r->uri.data + caps.ovec[2];
+            script.len = caps.ovec[3] - caps.ovec[2];
+            if (caps.ovec[4] != (size_t) -1) {
+                info.data = r->uri.data + caps.ovec[4];
+                info.len = caps.ovec[5] - caps.ovec[4];
+            }
+        }
+    }
+
+    if (pc->fcgi_index.len > 0 && script.len > 0
+        && script.data[script.len - 1] == '/')
+    {
+        p = gn_pnalloc(r->pool, script.len + pc->fcgi_index.len);
+        if (p == NULL) {
+            return GN_ERROR;
+        }
+        memcpy(p, script.data, script.len);
+        memcpy(p + script.len, pc->fcgi_index.data, pc->fcgi_index.len);
+        script.data = p;
+        script.len += pc->fcgi_index.len;
+    }
+
+    ctx->log.script_name = script;
+    ctx->log.path_info = info;
+    return GN_OK;
+}
+
+
+/* BEGIN_REQUEST, PARAMS and STDIN (the body read whole), once. */
+static gn_int_t
+gn_proxy_fcgi_build(gn_proxy_ctx_t *ctx)
+{
+    gn_http_request_t  *r = ctx->r;
+    u_char             *params, *p, *q;
+    size_t              plen, len;
+    char                num[32];
+
+    if (r->has_body || ctx->body_len > 0) {
+        /* $content_length: what STDIN carries, a chunked body's too */
+        ctx->log.body_length.len = (size_t) snprintf(num, sizeof(num),
+                                                     "%zu", ctx->body_len);
+        ctx->log.body_length.data = gn_pnalloc(r->pool,
+                                               ctx->log.body_length.len);
+        if (ctx->log.body_length.data == NULL) {
+            return GN_ERROR;
+        }
+        memcpy(ctx->log.body_length.data, num, ctx->log.body_length.len);
+    }
+
+    plen = gn_proxy_fcgi_params(ctx, NULL);
+    params = gn_pnalloc(r->pool, plen);
+    if (params == NULL) {
+        return GN_ERROR;
+    }
+    (void) gn_proxy_fcgi_params(ctx, params);
+
+    len = GN_FCGI_BEGIN_LEN
+          + gn_fcgi_stream(NULL, GN_FCGI_PARAMS, params, plen)
+          + gn_fcgi_stream(NULL, GN_FCGI_STDIN, ctx->body, ctx->body_len);
+    p = gn_pnalloc(r->pool, len);
+    if (p == NULL) {
+        return GN_ERROR;
+    }
+
+    q = gn_fcgi_begin(p, ctx->pc->fcgi_keep_conn);
+    q += gn_fcgi_stream(q, GN_FCGI_PARAMS, params, plen);
+    (void) gn_fcgi_stream(q, GN_FCGI_STDIN, ctx->body, ctx->body_len);
+
+    ctx->req = p;
+    ctx->req_len = len;
+    return GN_OK;
+}
+
+
 static gn_int_t
 gn_proxy_build(gn_proxy_ctx_t *ctx)
 {
     size_t   len;
     u_char  *p;
+
+    if (ctx->fcgi) {
+        return gn_proxy_fcgi_build(ctx);
+    }
 
     len = gn_proxy_head(ctx, NULL);
     p = gn_pnalloc(ctx->r->pool, len + ctx->body_len);
@@ -468,6 +718,18 @@ gn_proxy_idempotent(gn_http_request_t *r)
 {
     return (r->head.method & (GN_HTTP_POST | GN_HTTP_PATCH
                               | GN_HTTP_UNKNOWN)) == 0;
+}
+
+
+/* proxy_next_upstream (or fastcgi_'s) has `next`, and tries are left? */
+static gn_uint_t
+gn_proxy_may_retry(gn_proxy_ctx_t *ctx, gn_uint_t next)
+{
+    gn_proxy_pass_t  *up = ctx->up;
+
+    return (up->next_upstream & next)
+           && (up->next_upstream_tries == 0
+               || ctx->tries < (gn_uint_t) up->next_upstream_tries);
 }
 
 
@@ -550,8 +812,7 @@ static void
 gn_proxy_fail(gn_proxy_ctx_t *ctx, gn_uint_t next, gn_uint_t status,
     gn_uint_t server_failed)
 {
-    gn_proxy_conf_t  *pc = ctx->pc;
-    gn_uint_t         stale;
+    gn_uint_t  stale;
 
     stale = ctx->uc != NULL && ctx->uc->reused && ctx->buf_len == 0
             && next == GN_PROXY_NEXT_ERROR && !ctx->retried_stale
@@ -577,9 +838,7 @@ gn_proxy_fail(gn_proxy_ctx_t *ctx, gn_uint_t next, gn_uint_t status,
         return;
     }
 
-    if ((pc->next_upstream & next)
-        && (pc->next_upstream_tries == 0
-            || ctx->tries < (gn_uint_t) pc->next_upstream_tries)
+    if (gn_proxy_may_retry(ctx, next)
         && (!ctx->sent_any || gn_proxy_idempotent(ctx->r)))
     {
         gn_proxy_connect(ctx);
@@ -594,7 +853,7 @@ gn_proxy_fail(gn_proxy_ctx_t *ctx, gn_uint_t next, gn_uint_t status,
 static void
 gn_proxy_cut(gn_proxy_ctx_t *ctx, const char *why)
 {
-    gn_upstream_server_t  *s = ctx->pc->group->servers.elts;
+    gn_upstream_server_t  *s = ctx->up->group->servers.elts;
 
     gn_log_error(GN_LOG_ERR, &ctx->r->c->log, 0, "%s while reading the "
                  "response from upstream %.*s", why,
@@ -610,7 +869,7 @@ static void
 gn_proxy_log_upstream(gn_proxy_ctx_t *ctx, gn_uint_t level, int err,
     const char *what)
 {
-    gn_upstream_server_t  *s = ctx->pc->group->servers.elts;
+    gn_upstream_server_t  *s = ctx->up->group->servers.elts;
 
     gn_log_error(level, &ctx->r->c->log, err, "%s, upstream: %.*s", what,
                  GN_STR_ARG(&s[ctx->server].addr.name));
@@ -631,7 +890,7 @@ gn_proxy_send(gn_proxy_ctx_t *ctx)
             continue;
         }
         if (n == GN_AGAIN) {
-            gn_timer_set(&ctx->timer, ctx->pc->send_timeout);
+            gn_timer_set(&ctx->timer, ctx->up->send_timeout);
             return;
         }
         if (!ctx->uc->reused || ctx->retried_stale) {
@@ -644,7 +903,7 @@ gn_proxy_send(gn_proxy_ctx_t *ctx)
 
     /* the answer cannot be there yet: its EPOLLIN will say */
     ctx->state = GN_PROXY_HEAD;
-    gn_timer_set(&ctx->timer, ctx->pc->read_timeout);
+    gn_timer_set(&ctx->timer, ctx->up->read_timeout);
 }
 
 
@@ -655,7 +914,7 @@ gn_proxy_handshake(gn_proxy_ctx_t *ctx)
     const char  *err = NULL;
     gn_int_t     rc;
 
-    rc = gn_tls_client_handshake(&ctx->pc->tls_client, ctx->uc->tls, &err);
+    rc = gn_tls_client_handshake(ctx->tls, ctx->uc->tls, &err);
     if (rc == GN_AGAIN) {
         return;
     }
@@ -695,8 +954,8 @@ gn_proxy_event(gn_upstream_conn_t *uc, uint32_t events)
         }
         uc->connected = 1;
         ctx->connected = gn_current_msec;
-        if (ctx->pc->tls) {
-            uc->tls = gn_tls_client_new(&ctx->pc->tls_client, uc->io.fd);
+        if (ctx->tls != NULL) {
+            uc->tls = gn_tls_client_new(ctx->tls, uc->io.fd);
             if (uc->tls == NULL) {
                 gn_proxy_fail(ctx, 0, 500, 0);
                 break;
@@ -774,16 +1033,22 @@ gn_proxy_connect(gn_proxy_ctx_t *ctx)
     ctx->connected = 0;
     ctx->status = 0;
     ctx->sent = 0;
+    memset(&ctx->dec, 0, sizeof(gn_fcgi_dec_t));
+    ctx->extra = 0;
 
-    uc = gn_upstream_get(ctx->pc->group, ctx->tried, ctx->hash,
+    uc = gn_upstream_get(ctx->up->group, ctx->tried, ctx->hash,
                          ctx->retried_stale,
-                         ctx->pc->tls ? &ctx->pc->tls_client : NULL,
+                         ctx->fcgi ? (void *) &gn_proxy_fcgi_key : ctx->tls,
                          gn_proxy_event, ctx, &picked, &err);
     if (uc == NULL) {
         if (picked == (gn_uint_t) -1) {
-            gn_log_error(GN_LOG_ERR, &ctx->r->c->log, 0, "no live upstreams "
-                         "in \"%.*s\"", GN_STR_ARG(&ctx->pc->group->name));
-            /* after a failed try: what that try failed with (504) */
+            /* after failed tries (each logged): what the last one failed
+             * with (504); before any, none of the servers is up */
+            if (ctx->last_status == 0) {
+                gn_log_error(GN_LOG_ERR, &ctx->r->c->log, 0, "no live "
+                             "upstreams in \"%.*s\"",
+                             GN_STR_ARG(&ctx->up->group->name));
+            }
             (void) gn_http_module_finish(ctx->r, ctx->last_status
                                                  ? (int) ctx->last_status
                                                  : 502);
@@ -806,7 +1071,7 @@ gn_proxy_connect(gn_proxy_ctx_t *ctx)
     }
 
     ctx->state = GN_PROXY_CONNECTING;
-    gn_timer_set(&ctx->timer, ctx->pc->connect_timeout);
+    gn_timer_set(&ctx->timer, ctx->up->connect_timeout);
 }
 
 
@@ -823,6 +1088,10 @@ gn_proxy_redirect(gn_proxy_ctx_t *ctx, const gn_str_t *v)
     u_char             *p;
     size_t              n;
 
+    if (!pc->redirect || ctx->fcgi) {
+        return gn_pstrdup(r->pool, v, &r->location) ? GN_OK : GN_ERROR;
+    }
+
     to = pc->has_uri ? r->loc->name : (gn_str_t) gn_string("/");
     n = (pc->tls ? 8 : 7) + pc->host.len + (pc->has_uri ? pc->uri.len : 1);
     from.data = gn_pnalloc(r->pool, n);
@@ -836,7 +1105,7 @@ gn_proxy_redirect(gn_proxy_ctx_t *ctx, const gn_str_t *v)
                     : gn_cpymem(p, "/", 1);
     from.len = n;
 
-    if (!pc->redirect || v->len < from.len
+    if (v->len < from.len
         || gn_strncasecmp(v->data, from.data, from.len) != 0)
     {
         return gn_pstrdup(r->pool, v, &r->location) ? GN_OK : GN_ERROR;
@@ -874,7 +1143,8 @@ gn_proxy_fields(gn_proxy_ctx_t *ctx, gn_http_head_t *h)
             || gn_proxy_conn_listed(h, &hd->name)
             || gn_str_caseeq(&hd->name, "Content-Length")
             || gn_str_caseeq(&hd->name, "Date")
-            || gn_str_caseeq(&hd->name, "Server"))
+            || gn_str_caseeq(&hd->name, "Server")
+            || (ctx->fcgi && gn_str_caseeq(&hd->name, "Status")))
         {
             continue;
         }
@@ -906,20 +1176,74 @@ gn_proxy_fields(gn_proxy_ctx_t *ctx, gn_http_head_t *h)
 static gn_uint_t
 gn_proxy_next_status(gn_proxy_ctx_t *ctx, gn_uint_t status)
 {
-    gn_proxy_conf_t  *pc = ctx->pc;
-    gn_uint_t         next;
+    gn_uint_t  next;
 
     next = status == 502 ? GN_PROXY_NEXT_502 : status == 503
            ? GN_PROXY_NEXT_503 : status == 504 ? GN_PROXY_NEXT_504 : 0;
 
-    return next != 0 && (pc->next_upstream & next)
-           && gn_proxy_idempotent(ctx->r)
-           && (pc->next_upstream_tries == 0
-               || ctx->tries < (gn_uint_t) pc->next_upstream_tries);
+    return next != 0 && gn_proxy_may_retry(ctx, next)
+           && gn_proxy_idempotent(ctx->r);
 }
 
 
 static gn_int_t gn_proxy_body(gn_proxy_ctx_t *ctx, u_char *p, size_t n);
+
+
+/* The upstream's response head h, HTTP's or FastCGI's, is taken: to the
+ * next server if it says to, else the client's response starts and the
+ * body is next. GN_OK, or GN_ERROR: the attempt ended (failed, or the
+ * response was cut). */
+static gn_int_t
+gn_proxy_begin(gn_proxy_ctx_t *ctx, gn_http_head_t *h)
+{
+    gn_http_request_t  *r = ctx->r;
+    gn_uint_t           bodiless;
+
+    ctx->status = h->status;
+
+    if (gn_proxy_next_status(ctx, h->status)) {
+        gn_proxy_fail(ctx, h->status == 502 ? GN_PROXY_NEXT_502 : h->status
+                      == 503 ? GN_PROXY_NEXT_503 : GN_PROXY_NEXT_504,
+                      h->status, 1);
+        return GN_ERROR;
+    }
+
+    if (gn_proxy_fields(ctx, h) != GN_OK) {
+        gn_proxy_fail(ctx, 0, 500, 0);      /* memory: nothing sent yet */
+        return GN_ERROR;
+    }
+
+    /* FastCGI's end is its END_REQUEST record: "close" framing there */
+    bodiless = r->head.method == GN_HTTP_HEAD || h->status == 204
+               || h->status == 304;
+    ctx->keep = h->keepalive;
+    ctx->framing = bodiless ? GN_PROXY_BODY_NONE
+                   : h->chunked ? GN_PROXY_BODY_CHUNKED
+                   : h->content_length >= 0 ? GN_PROXY_BODY_LENGTH
+                   : GN_PROXY_BODY_CLOSE;
+    ctx->left = h->content_length;
+    if (ctx->framing == GN_PROXY_BODY_CLOSE) {
+        ctx->keep = 0;
+    }
+
+    r->status = h->status;
+    r->content_length = h->content_length;
+    r->stream_length = ctx->framing != GN_PROXY_BODY_CHUNKED
+                       && ctx->framing != GN_PROXY_BODY_CLOSE;
+    if (ctx->framing == GN_PROXY_BODY_NONE && r->head.method != GN_HTTP_HEAD)
+    {
+        r->content_length = -1;
+    }
+
+    if (gn_http_module_flush(r) != GN_OK) {
+        gn_proxy_cut(ctx, "out of memory");
+        return GN_ERROR;
+    }
+
+    ctx->state = GN_PROXY_BODY;
+    ctx->buf_size = ctx->buf_cap;
+    return GN_OK;
+}
 
 
 /* The head is in buf[0..len): the client's response starts. */
@@ -928,7 +1252,6 @@ gn_proxy_response(gn_proxy_ctx_t *ctx, size_t len)
 {
     gn_http_request_t  *r = ctx->r;
     gn_http_head_t      h;
-    gn_uint_t           bodiless;
     size_t              rest;
     gn_http_header_t    hdrs[GN_PROXY_MAX_HEADERS];  /* copied below */
 
@@ -937,7 +1260,7 @@ gn_proxy_response(gn_proxy_ctx_t *ctx, size_t len)
     {
         gn_log_error(GN_LOG_ERR, &r->c->log, 0, "upstream sent an invalid "
                      "response head (%s), upstream: %.*s", h.err,
-                     GN_STR_ARG(&((gn_upstream_server_t *) ctx->pc->group
+                     GN_STR_ARG(&((gn_upstream_server_t *) ctx->up->group
                                   ->servers.elts)[ctx->server].addr.name));
         gn_proxy_fail(ctx, GN_PROXY_NEXT_INVALID, 502, 1);
         return;
@@ -967,46 +1290,10 @@ gn_proxy_response(gn_proxy_ctx_t *ctx, size_t len)
         return;
     }
 
-    if (gn_proxy_next_status(ctx, h.status)) {
-        gn_proxy_fail(ctx, h.status == 502 ? GN_PROXY_NEXT_502 : h.status
-                      == 503 ? GN_PROXY_NEXT_503 : GN_PROXY_NEXT_504,
-                      h.status, 1);
+    if (gn_proxy_begin(ctx, &h) != GN_OK) {
         return;
     }
 
-    if (gn_proxy_fields(ctx, &h) != GN_OK) {
-        gn_proxy_fail(ctx, 0, 500, 0);      /* memory: nothing sent yet */
-        return;
-    }
-
-    bodiless = r->head.method == GN_HTTP_HEAD || h.status == 204
-               || h.status == 304;
-    ctx->keep = h.keepalive;
-    ctx->framing = bodiless ? GN_PROXY_BODY_NONE
-                   : h.chunked ? GN_PROXY_BODY_CHUNKED
-                   : h.content_length >= 0 ? GN_PROXY_BODY_LENGTH
-                   : GN_PROXY_BODY_CLOSE;
-    ctx->left = h.content_length;
-    if (ctx->framing == GN_PROXY_BODY_CLOSE) {
-        ctx->keep = 0;
-    }
-
-    r->status = h.status;
-    r->content_length = h.content_length;
-    r->stream_length = ctx->framing != GN_PROXY_BODY_CHUNKED
-                       && ctx->framing != GN_PROXY_BODY_CLOSE;
-    if (ctx->framing == GN_PROXY_BODY_NONE && r->head.method != GN_HTTP_HEAD)
-    {
-        r->content_length = -1;
-    }
-
-    if (gn_http_module_flush(r) != GN_OK) {
-        gn_proxy_cut(ctx, "out of memory");
-        return;
-    }
-
-    ctx->state = GN_PROXY_BODY;
-    ctx->buf_size = ctx->buf_cap;
     rest = ctx->buf_len - len;
     ctx->buf_len = 0;
     if (gn_proxy_body(ctx, ctx->buf + len, rest) == GN_OK) {
@@ -1027,7 +1314,7 @@ gn_proxy_done(gn_proxy_ctx_t *ctx, gn_uint_t extra)
 
     gn_proxy_log_attempt(ctx, ctx->status, 0);
     if (ctx->uc != NULL && ctx->uc->tls != NULL) {
-        gn_tls_client_save(&ctx->pc->tls_client, ctx->uc->tls);
+        gn_tls_client_save(ctx->tls, ctx->uc->tls);
     }
     gn_proxy_release(ctx, 0, ctx->keep && !extra);
     (void) gn_http_module_finish(ctx->r, GN_OK);
@@ -1043,7 +1330,7 @@ gn_proxy_drained(const gn_api_t *api, gn_request_t *rq, void *arg)
     (void) rq;
 
     ctx->paused = 0;
-    gn_timer_set(&ctx->timer, ctx->pc->read_timeout);
+    gn_timer_set(&ctx->timer, ctx->up->read_timeout);
     gn_proxy_read(ctx);
 }
 
@@ -1144,6 +1431,157 @@ gn_proxy_head_end(gn_proxy_ctx_t *ctx)
 }
 
 
+/* ---- the response of a FastCGI responder -------------------------------
+ *
+ * Its records are decoded as they are read (fastcgi.h): the STDOUT they
+ * carry takes the place of the bytes read, a CGI head (http_parse.h),
+ * then the body, up to the END_REQUEST record (or by a Content-Length
+ * the application gave, which is passed on as such: a shorter body is
+ * cut, bytes past it dropped). STDERR goes to the error log.
+ */
+
+static void
+gn_proxy_fcgi_stderr(void *data, const u_char *p, size_t len)
+{
+    gn_proxy_ctx_t  *ctx = data;
+
+    while (len > 0 && (p[len - 1] == '\n' || p[len - 1] == '\r')) {
+        len--;
+    }
+    if (len > 0) {
+        gn_log_error(GN_LOG_ERR, &ctx->r->c->log, 0, "FastCGI sent in "
+                     "stderr: \"%.*s\", upstream: %.*s",
+                     (int) gn_min(len, 2048), p,
+                     GN_STR_ARG(&((gn_upstream_server_t *) ctx->up->group
+                                  ->servers.elts)[ctx->server].addr.name));
+    }
+}
+
+
+/* n bytes of STDOUT body: to the client as its framing says. */
+static gn_int_t
+gn_proxy_fcgi_body(gn_proxy_ctx_t *ctx, u_char *p, size_t n)
+{
+    size_t  size = n;
+
+    if (ctx->framing == GN_PROXY_BODY_NONE) {
+        return GN_OK;                     /* HEAD, 204, 304: dropped */
+    }
+    if (ctx->framing == GN_PROXY_BODY_LENGTH) {
+        size = (size_t) gn_min((off_t) n, ctx->left);
+        ctx->extra |= size < n;
+        ctx->left -= (off_t) size;
+    }
+    return size > 0 ? gn_proxy_write(ctx, p, size) : GN_OK;
+}
+
+
+/* The CGI head is in buf[0..len). */
+static gn_int_t
+gn_proxy_fcgi_response(gn_proxy_ctx_t *ctx, size_t len)
+{
+    gn_http_head_t      h;
+    size_t              rest;
+    gn_http_header_t    hdrs[GN_PROXY_MAX_HEADERS];  /* copied */
+
+    if (gn_http_parse_cgi(&h, ctx->buf, len, hdrs, GN_PROXY_MAX_HEADERS)
+        != GN_OK)
+    {
+        gn_log_error(GN_LOG_ERR, &ctx->r->c->log, 0, "FastCGI responder "
+                     "sent an invalid response head (%s), upstream: %.*s",
+                     h.err, GN_STR_ARG(&((gn_upstream_server_t *) ctx->up
+                                         ->group->servers.elts)
+                                       [ctx->server].addr.name));
+        gn_proxy_fail(ctx, GN_PROXY_NEXT_INVALID, 502, 1);
+        return GN_ERROR;
+    }
+
+    gn_timer_set(&ctx->timer, ctx->up->read_timeout);
+    if (gn_proxy_begin(ctx, &h) != GN_OK) {
+        return GN_ERROR;
+    }
+
+    rest = ctx->buf_len - len;
+    ctx->buf_len = 0;
+    return gn_proxy_fcgi_body(ctx, ctx->buf + len, rest);
+}
+
+
+/* The END_REQUEST record came, `rest` bytes after it. */
+static void
+gn_proxy_fcgi_end(gn_proxy_ctx_t *ctx, size_t rest)
+{
+    if (ctx->state != GN_PROXY_BODY) {
+        gn_proxy_log_upstream(ctx, GN_LOG_ERR, 0,
+                              ctx->dec.protocol_status
+                              != GN_FCGI_REQUEST_COMPLETE
+                              ? "FastCGI responder refused the request"
+                              : "FastCGI responder ended the request "
+                                "without a complete response head");
+        gn_proxy_fail(ctx, GN_PROXY_NEXT_ERROR, 502, 1);
+        return;
+    }
+
+    if (ctx->framing == GN_PROXY_BODY_LENGTH && ctx->left > 0) {
+        gn_proxy_cut(ctx, "FastCGI response shorter than its "
+                          "Content-Length");
+        return;
+    }
+
+    if (ctx->extra) {
+        gn_proxy_log_upstream(ctx, GN_LOG_WARN, 0, "FastCGI responder sent "
+                              "more than its Content-Length: the rest was "
+                              "dropped");
+    }
+    ctx->keep = ctx->pc->fcgi_keep_conn;
+    gn_proxy_done(ctx, rest > 0);
+}
+
+
+/* n bytes were read at buf + buf_len: GN_OK to read on, else the
+ * attempt ended (or went on elsewhere). */
+static gn_int_t
+gn_proxy_fcgi_input(gn_proxy_ctx_t *ctx, size_t n)
+{
+    u_char      *p = ctx->buf + ctx->buf_len;
+    size_t       out, rest, len;
+    const char  *why = NULL;
+    gn_int_t     rc;
+
+    rc = gn_fcgi_decode(&ctx->dec, p, n, &out, &rest, gn_proxy_fcgi_stderr,
+                        ctx, &why);
+    if (rc == GN_ERROR) {
+        if (ctx->state == GN_PROXY_BODY) {
+            gn_proxy_cut(ctx, why);
+        } else {
+            gn_proxy_log_upstream(ctx, GN_LOG_ERR, 0, why);
+            gn_proxy_fail(ctx, GN_PROXY_NEXT_INVALID, 502, 1);
+        }
+        return GN_ERROR;
+    }
+
+    if (ctx->state == GN_PROXY_BODY) {
+        if (gn_proxy_fcgi_body(ctx, p, out) != GN_OK) {
+            return GN_ERROR;
+        }
+
+    } else {
+        ctx->buf_len += out;
+        len = gn_http_cgi_head_end(ctx->buf, ctx->buf_len, ctx->scanned);
+        ctx->scanned = ctx->buf_len;
+        if (len > 0 && gn_proxy_fcgi_response(ctx, len) != GN_OK) {
+            return GN_ERROR;
+        }
+    }
+
+    if (rc == GN_DONE) {
+        gn_proxy_fcgi_end(ctx, rest);
+        return GN_DONE;
+    }
+    return GN_OK;
+}
+
+
 /* The upstream closed its side (or failed) after ctx->buf_len bytes. */
 static void
 gn_proxy_eof(gn_proxy_ctx_t *ctx, int err)
@@ -1160,7 +1598,7 @@ gn_proxy_eof(gn_proxy_ctx_t *ctx, int err)
         return;
     }
 
-    if (ctx->framing == GN_PROXY_BODY_CLOSE && err == 0) {
+    if (ctx->framing == GN_PROXY_BODY_CLOSE && err == 0 && !ctx->fcgi) {
         ctx->keep = 0;
         gn_proxy_done(ctx, 0);
         return;
@@ -1198,6 +1636,13 @@ gn_proxy_read(gn_proxy_ctx_t *ctx)
             return;
         }
 
+        if (ctx->fcgi) {
+            if (gn_proxy_fcgi_input(ctx, (size_t) n) != GN_OK) {
+                return;
+            }
+            continue;
+        }
+
         if (ctx->state == GN_PROXY_BODY) {
             if (gn_proxy_body(ctx, ctx->buf, (size_t) n) != GN_OK) {
                 return;
@@ -1208,7 +1653,7 @@ gn_proxy_read(gn_proxy_ctx_t *ctx)
         ctx->buf_len += (size_t) n;
         end = gn_proxy_head_end(ctx);
         if (end != NULL) {
-            gn_timer_set(&ctx->timer, ctx->pc->read_timeout);
+            gn_timer_set(&ctx->timer, ctx->up->read_timeout);
             gn_proxy_response(ctx, (size_t) (end + 4 - ctx->buf));
             return;
         }
@@ -1462,7 +1907,7 @@ gn_proxy_tunnel_start(gn_proxy_ctx_t *ctx)
     t->uc->handler = gn_proxy_tunnel_upstream;
     t->uc->data = t;
     t->u_read = t->u_write = 1;
-    t->timeout = ctx->pc->read_timeout;
+    t->timeout = ctx->up->read_timeout;
     gn_timer_init_node(&t->timer, gn_proxy_tunnel_timeout, t);
     ctx->uc = NULL;                  /* the request's cleanup leaves it */
 
@@ -1530,18 +1975,27 @@ gn_proxy_handler(const gn_api_t *api, gn_request_t *rq)
 
     ctx->r = r;
     ctx->pc = gn_proxy_conf(r->loc);
-    ctx->buf_cap = gn_max(ctx->pc->buffer_size, GN_PROXY_BUF);
+    ctx->fcgi = ctx->pc->fcgi.group != NULL;
+    ctx->up = ctx->fcgi ? &ctx->pc->fcgi : &ctx->pc->http;
+    ctx->tls = !ctx->fcgi && ctx->pc->tls ? &ctx->pc->tls_client : NULL;
+    ctx->buf_cap = gn_max(ctx->up->buffer_size, GN_PROXY_BUF);
     ctx->buf = gn_proxy_buf_get(ctx->buf_cap);
     if (ctx->buf == NULL) {
         return GN_ERROR;
     }
-    ctx->buf_size = ctx->pc->buffer_size;     /* the head's limit first */
+    ctx->buf_size = ctx->up->buffer_size;     /* the head's limit first */
     gn_timer_init_node(&ctx->timer, gn_proxy_timeout, ctx);
-    ctx->log.host = ctx->pc->host;
     r->upstream = &ctx->log;
-    gn_proxy_want_upgrade(ctx);
-    if (ctx->pc->group->method == GN_UPSTREAM_HASH) {
-        ctx->hash = gn_proxy_hash(r, &ctx->pc->group->hash_key);
+    if (ctx->fcgi) {
+        if (gn_proxy_fcgi_script(ctx) != GN_OK) {
+            return GN_ERROR;
+        }
+    } else {
+        ctx->log.host = ctx->pc->host;
+        gn_proxy_want_upgrade(ctx);
+    }
+    if (ctx->up->group->method == GN_UPSTREAM_HASH) {
+        ctx->hash = gn_proxy_hash(r, &ctx->up->group->hash_key);
     }
 
     if (r->has_body && !r->body_done) {
@@ -1612,13 +2066,14 @@ static char *
 gn_proxy_pass(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
 {
     gn_proxy_conf_t  *pc = conf;
+    gn_proxy_pass_t  *up = &pc->http;
     gn_str_t         *value = cf->args->elts, url = value[1], host;
     u_char           *slash;
     size_t            skip;
 
     (void) cmd;
 
-    if (pc->pass_name.data != NULL || pc->group != NULL) {
+    if (up->pass_name.data != NULL || up->group != NULL) {
         return "is duplicate";
     }
 
@@ -1649,54 +2104,144 @@ gn_proxy_pass(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
         pc->uri.len = (size_t) (url.data + url.len - slash);
         pc->has_uri = 1;
     }
-    pc->pass_file = cf->file->name;
-    pc->pass_line = cf->file->line;
+    up->pass_file = cf->file->name;
+    up->pass_line = cf->file->line;
 
     if (host.data[host.len - 1] != ']'
         && memrchr(host.data, ':', host.len) != NULL)
     {
-        pc->group = gn_upstream_implicit(cf, &host);
-        return pc->group != NULL ? GN_CONF_OK : GN_CONF_ERROR;
+        up->group = gn_upstream_implicit(cf, &host, 0);
+        return up->group != NULL ? GN_CONF_OK : GN_CONF_ERROR;
     }
 
-    pc->pass_name = host;                 /* a group, or HOST:80 */
+    up->pass_name = host;                 /* a group, or HOST:80 */
     return GN_CONF_OK;
 }
 
 
+/* fastcgi_pass HOST:PORT | unix:PATH | NAME (an upstream's) */
 static char *
-gn_proxy_set_header(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
+gn_proxy_fcgi_pass(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
 {
-    gn_proxy_conf_t    *pc = conf;
-    gn_str_t           *value = cf->args->elts;
-    gn_proxy_header_t  *ph;
-    char                err[256];
+    gn_proxy_conf_t  *pc = conf;
+    gn_proxy_pass_t  *up = &pc->fcgi;
+    gn_str_t         *value = cf->args->elts, *a = &value[1];
 
     (void) cmd;
 
-    if (!gn_http_token(value[1].data, value[1].len)) {
+    if (up->pass_name.data != NULL || up->group != NULL) {
+        return "is duplicate";
+    }
+    if (a->len == 0) {
+        return "expects an address or an upstream's name";
+    }
+
+    up->pass_file = cf->file->name;
+    up->pass_line = cf->file->line;
+
+    if ((a->len > 5 && memcmp(a->data, "unix:", 5) == 0)
+        || (a->data[a->len - 1] != ']' && memrchr(a->data, ':', a->len)))
+    {
+        up->group = gn_upstream_implicit(cf, a, 1);
+        return up->group != NULL ? GN_CONF_OK : GN_CONF_ERROR;
+    }
+
+    up->pass_name = *a;
+    return GN_CONF_OK;
+}
+
+
+/* fastcgi_split_path_info REGEX: two captures, the script's name and
+ * the path info after it. */
+static char *
+gn_proxy_fcgi_split(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
+{
+    gn_proxy_conf_t  *pc = conf;
+    gn_str_t         *value = cf->args->elts;
+    char              err[256];
+
+    (void) cmd;
+
+    if (pc->fcgi_split_set) {
+        return "is duplicate";
+    }
+    pc->fcgi_split = gn_pcalloc(cf->pool, sizeof(gn_regex_t));
+    if (pc->fcgi_split == NULL) {
+        return "failed (out of memory)";
+    }
+    if (gn_regex_compile(pc->fcgi_split, cf->pool, &value[1], 0, err,
+                         sizeof(err)) != GN_OK)
+    {
+        gn_conf_error(cf, "invalid regular expression \"%.*s\" in "
+                      "\"fastcgi_split_path_info\": %s",
+                      GN_STR_ARG(&value[1]), err);
+        return GN_CONF_ERROR;
+    }
+    if (pc->fcgi_split->captures != 2) {
+        gn_conf_error(cf, "\"fastcgi_split_path_info\" expects a regular "
+                      "expression with two captures, \"%.*s\" has %u",
+                      GN_STR_ARG(&value[1]),
+                      (unsigned) pc->fcgi_split->captures);
+        return GN_CONF_ERROR;
+    }
+    pc->fcgi_split_set = 1;
+    return GN_CONF_OK;
+}
+
+
+/* proxy_set_header NAME VALUE (a field, not sent when VALUE is ""), or
+ * fastcgi_param NAME VALUE [if_not_empty] (a later one of a NAME takes
+ * the earlier one's place): to the list at cmd->offset. */
+static char *
+gn_proxy_set_field(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
+{
+    gn_array_t        **list = (gn_array_t **) ((u_char *) conf
+                                                 + cmd->offset);
+    gn_str_t           *value = cf->args->elts;
+    gn_uint_t           fcgi = cmd->post != NULL, i;
+    gn_proxy_header_t  *ph = NULL;
+    char                err[256];
+
+    if (!fcgi && !gn_http_token(value[1].data, value[1].len)) {
         gn_conf_error(cf, "invalid header name \"%.*s\" in "
                       "\"proxy_set_header\"", GN_STR_ARG(&value[1]));
         return GN_CONF_ERROR;
     }
+    if (fcgi && (value[1].len == 0
+                 || (cf->args->nelts == 4
+                     && !gn_str_eq(&value[3], "if_not_empty"))))
+    {
+        gn_conf_error(cf, "invalid \"fastcgi_param\", expected NAME VALUE "
+                      "[if_not_empty]");
+        return GN_CONF_ERROR;
+    }
+    if (!fcgi && cf->args->nelts != 3) {
+        return "expects a name and a value";
+    }
 
-    if (pc->headers == NULL) {
-        pc->headers = gn_array_create(cf->pool, 4, sizeof(gn_proxy_header_t));
-        if (pc->headers == NULL) {
+    if (*list == NULL) {
+        *list = gn_array_create(cf->pool, 4, sizeof(gn_proxy_header_t));
+        if (*list == NULL) {
             return "failed (out of memory)";
         }
     }
 
-    ph = gn_array_push(pc->headers);
-    if (ph == NULL) {
+    for (i = 0; fcgi && i < (*list)->nelts; i++) {
+        if (gn_str_cmp(&((gn_proxy_header_t *) (*list)->elts)[i].name,
+                       &value[1]) == 0)
+        {
+            ph = &((gn_proxy_header_t *) (*list)->elts)[i];
+        }
+    }
+    if (ph == NULL && (ph = gn_array_push(*list)) == NULL) {
         return "failed (out of memory)";
     }
     ph->name = value[1];
-    ph->empty = value[2].len == 0;
+    ph->empty = fcgi ? cf->args->nelts == 4 : value[2].len == 0;
     if (gn_access_log_template(cf->pool, &ph->value, &value[2], err,
                                sizeof(err)) != GN_OK)
     {
-        gn_conf_error(cf, "%s in \"proxy_set_header\"", err);
+        gn_conf_error(cf, "%s in \"%.*s\"", err, GN_STR_ARG(&cmd->name));
         return GN_CONF_ERROR;
     }
 
@@ -1717,11 +2262,8 @@ gn_proxy_next_upstream(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
         { gn_string("off"), GN_PROXY_NEXT_OFF },
         { gn_null_string, 0 }
     };
-    gn_proxy_conf_t  *pc = conf;
     gn_str_t         *value = cf->args->elts;
     gn_uint_t         i, k, mask = 0;
-
-    (void) cmd;
 
     for (i = 1; i < cf->args->nelts; i++) {
         for (k = 0; conds[k].name.len; k++) {
@@ -1730,10 +2272,10 @@ gn_proxy_next_upstream(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
             }
         }
         if (conds[k].name.len == 0) {
-            gn_conf_error(cf, "invalid value \"%.*s\" in "
-                          "\"proxy_next_upstream\", expected error, timeout, "
-                          "invalid_header, http_502, http_503, http_504 or "
-                          "off", GN_STR_ARG(&value[i]));
+            gn_conf_error(cf, "invalid value \"%.*s\" in \"%.*s\", "
+                          "expected error, timeout, invalid_header, "
+                          "http_502, http_503, http_504 or off",
+                          GN_STR_ARG(&value[i]), GN_STR_ARG(&cmd->name));
             return GN_CONF_ERROR;
         }
         mask |= conds[k].value;
@@ -1743,7 +2285,7 @@ gn_proxy_next_upstream(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
         return "\"off\" goes alone";
     }
 
-    pc->next_upstream = mask;
+    *(gn_uint_t *) ((u_char *) conf + cmd->offset) = mask;
     return GN_CONF_OK;
 }
 
@@ -1773,33 +2315,42 @@ gn_proxy_redirect_set(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
 
 #define gn_proxy_offset(f)   offsetof(gn_proxy_conf_t, f)
 
+/* The limits proxy_pass and fastcgi_pass each have, by their prefix. */
+#define gn_proxy_pass_commands(prefix, up)                                   \
+    { gn_string(prefix "next_upstream"), GN_CONF_ANY | GN_CONF_1MORE,        \
+      gn_proxy_next_upstream, GN_CONF_LOC_CONF,                              \
+      gn_proxy_offset(up.next_upstream), NULL, NULL },                       \
+    { gn_string(prefix "next_upstream_tries"), GN_CONF_ANY | GN_CONF_TAKE1,  \
+      gn_conf_set_num_slot, GN_CONF_LOC_CONF,                                \
+      gn_proxy_offset(up.next_upstream_tries), NULL, "0" },                  \
+    { gn_string(prefix "connect_timeout"), GN_CONF_ANY | GN_CONF_TAKE1,      \
+      gn_conf_set_msec_slot, GN_CONF_LOC_CONF,                               \
+      gn_proxy_offset(up.connect_timeout), NULL, "60s" },                    \
+    { gn_string(prefix "send_timeout"), GN_CONF_ANY | GN_CONF_TAKE1,         \
+      gn_conf_set_msec_slot, GN_CONF_LOC_CONF,                               \
+      gn_proxy_offset(up.send_timeout), NULL, "60s" },                       \
+    { gn_string(prefix "read_timeout"), GN_CONF_ANY | GN_CONF_TAKE1,         \
+      gn_conf_set_msec_slot, GN_CONF_LOC_CONF,                               \
+      gn_proxy_offset(up.read_timeout), NULL, "60s" },                       \
+    { gn_string(prefix "buffer_size"), GN_CONF_ANY | GN_CONF_TAKE1,          \
+      gn_conf_set_size_slot, GN_CONF_LOC_CONF,                               \
+      gn_proxy_offset(up.buffer_size), NULL, "8k" }
+
+static const u_char  gn_proxy_fcgi_cmd;     /* a non-NULL post */
+
 static const gn_conf_cmd_t  gn_proxy_commands[] = {
 
     { gn_string("upstream"), GN_CONF_MAIN | GN_CONF_BLOCK | GN_CONF_TAKE1,
       gn_proxy_upstream, GN_CONF_LOC_CONF, 0, NULL, NULL },
+
     { gn_string("proxy_pass"), GN_CONF_LOC | GN_CONF_TAKE1,
       gn_proxy_pass, GN_CONF_LOC_CONF, 0, NULL, NULL },
+    gn_proxy_pass_commands("proxy_", http),
     { gn_string("proxy_set_header"), GN_CONF_ANY | GN_CONF_TAKE2,
-      gn_proxy_set_header, GN_CONF_LOC_CONF, 0, NULL, NULL },
-    { gn_string("proxy_next_upstream"), GN_CONF_ANY | GN_CONF_1MORE,
-      gn_proxy_next_upstream, GN_CONF_LOC_CONF, 0, NULL, NULL },
+      gn_proxy_set_field, GN_CONF_LOC_CONF, gn_proxy_offset(headers), NULL,
+      NULL },
     { gn_string("proxy_redirect"), GN_CONF_ANY | GN_CONF_TAKE1,
       gn_proxy_redirect_set, GN_CONF_LOC_CONF, 0, NULL, NULL },
-    { gn_string("proxy_next_upstream_tries"), GN_CONF_ANY | GN_CONF_TAKE1,
-      gn_conf_set_num_slot, GN_CONF_LOC_CONF,
-      gn_proxy_offset(next_upstream_tries), NULL, "0" },
-    { gn_string("proxy_connect_timeout"), GN_CONF_ANY | GN_CONF_TAKE1,
-      gn_conf_set_msec_slot, GN_CONF_LOC_CONF,
-      gn_proxy_offset(connect_timeout), NULL, "60s" },
-    { gn_string("proxy_send_timeout"), GN_CONF_ANY | GN_CONF_TAKE1,
-      gn_conf_set_msec_slot, GN_CONF_LOC_CONF,
-      gn_proxy_offset(send_timeout), NULL, "60s" },
-    { gn_string("proxy_read_timeout"), GN_CONF_ANY | GN_CONF_TAKE1,
-      gn_conf_set_msec_slot, GN_CONF_LOC_CONF,
-      gn_proxy_offset(read_timeout), NULL, "60s" },
-    { gn_string("proxy_buffer_size"), GN_CONF_ANY | GN_CONF_TAKE1,
-      gn_conf_set_size_slot, GN_CONF_LOC_CONF,
-      gn_proxy_offset(buffer_size), NULL, "8k" },
     { gn_string("proxy_pass_request_headers"), GN_CONF_ANY | GN_CONF_FLAG,
       gn_conf_set_flag_slot, GN_CONF_LOC_CONF,
       gn_proxy_offset(pass_request_headers), NULL, "on" },
@@ -1816,6 +2367,24 @@ static const gn_conf_cmd_t  gn_proxy_commands[] = {
       gn_conf_set_str_slot, GN_CONF_LOC_CONF,
       gn_proxy_offset(tls_name), NULL, NULL },
 
+    { gn_string("fastcgi_pass"), GN_CONF_LOC | GN_CONF_TAKE1,
+      gn_proxy_fcgi_pass, GN_CONF_LOC_CONF, 0, NULL, NULL },
+    gn_proxy_pass_commands("fastcgi_", fcgi),
+    { gn_string("fastcgi_param"), GN_CONF_ANY | GN_CONF_TAKE23,
+      gn_proxy_set_field, GN_CONF_LOC_CONF, gn_proxy_offset(fcgi_params),
+      &gn_proxy_fcgi_cmd, NULL },
+    { gn_string("fastcgi_index"), GN_CONF_ANY | GN_CONF_TAKE1,
+      gn_conf_set_str_slot, GN_CONF_LOC_CONF,
+      gn_proxy_offset(fcgi_index), NULL, NULL },
+    { gn_string("fastcgi_split_path_info"), GN_CONF_ANY | GN_CONF_TAKE1,
+      gn_proxy_fcgi_split, GN_CONF_LOC_CONF, 0, NULL, NULL },
+    { gn_string("fastcgi_keep_conn"), GN_CONF_ANY | GN_CONF_FLAG,
+      gn_conf_set_flag_slot, GN_CONF_LOC_CONF,
+      gn_proxy_offset(fcgi_keep_conn), NULL, "off" },
+    { gn_string("fastcgi_pass_request_headers"), GN_CONF_ANY | GN_CONF_FLAG,
+      gn_conf_set_flag_slot, GN_CONF_LOC_CONF,
+      gn_proxy_offset(fcgi_pass_request_headers), NULL, "on" },
+
     gn_conf_null_cmd
 };
 
@@ -1828,7 +2397,8 @@ gn_proxy_create(gn_conf_t *cf, gn_loc_conf_t *lc)
     (void) cf;
 
     pc->redirect = GN_CONF_UNSET;
-    pc->next_upstream = GN_CONF_UNSET_UINT;
+    pc->http.next_upstream = GN_CONF_UNSET_UINT;
+    pc->fcgi.next_upstream = GN_CONF_UNSET_UINT;
     return GN_OK;
 }
 
@@ -1871,9 +2441,21 @@ gn_proxy_merge(gn_conf_t *cf, gn_loc_conf_t *lc, gn_loc_conf_t *prev)
     if (pc->redirect == GN_CONF_UNSET) {
         pc->redirect = pp != NULL ? pp->redirect : 1;
     }
-    if (pc->next_upstream == GN_CONF_UNSET_UINT) {
-        pc->next_upstream = pp != NULL ? pp->next_upstream
-                            : GN_PROXY_NEXT_ERROR | GN_PROXY_NEXT_TIMEOUT;
+    if (pc->http.next_upstream == GN_CONF_UNSET_UINT) {
+        pc->http.next_upstream = pp != NULL ? pp->http.next_upstream
+                                 : GN_PROXY_NEXT_ERROR
+                                   | GN_PROXY_NEXT_TIMEOUT;
+    }
+    if (pc->fcgi.next_upstream == GN_CONF_UNSET_UINT) {
+        pc->fcgi.next_upstream = pp != NULL ? pp->fcgi.next_upstream
+                                 : GN_PROXY_NEXT_ERROR
+                                   | GN_PROXY_NEXT_TIMEOUT;
+    }
+    if (pc->fcgi_params == NULL && pp != NULL) {
+        pc->fcgi_params = pp->fcgi_params;
+    }
+    if (!pc->fcgi_split_set && pp != NULL) {
+        pc->fcgi_split = pp->fcgi_split;
     }
 
     if (pc->headers == NULL) {
@@ -1905,7 +2487,7 @@ gn_proxy_merge(gn_conf_t *cf, gn_loc_conf_t *lc, gn_loc_conf_t *prev)
 
 
 static gn_int_t gn_proxy_list_group(gn_conf_t *cf, gn_cycle_t *cycle,
-    gn_proxy_conf_t *pc);
+    gn_proxy_pass_t *up);
 static gn_int_t gn_proxy_tls_init(gn_conf_t *cf, gn_proxy_conf_t *pc);
 
 
@@ -1943,8 +2525,8 @@ gn_proxy_tls_init(gn_conf_t *cf, gn_proxy_conf_t *pc)
     if (tc->verify && pc->tls_trusted.data == NULL) {
         snprintf(cf->err, sizeof(cf->err), "\"proxy_tls_verify on\" needs "
                  "\"proxy_tls_trusted_certificate\" for the proxy_pass in "
-                 "%.*s:%u", GN_STR_ARG(&pc->pass_file),
-                 (unsigned) pc->pass_line);
+                 "%.*s:%u", GN_STR_ARG(&pc->http.pass_file),
+                 (unsigned) pc->http.pass_line);
         return GN_ERROR;
     }
 
@@ -1969,8 +2551,8 @@ gn_proxy_tls_init(gn_conf_t *cf, gn_proxy_conf_t *pc)
     if (err != NULL) {
         snprintf(cf->err, sizeof(cf->err), "cannot load the trusted "
                  "certificates \"%.*s\" (%s) for the proxy_pass in %.*s:%u",
-                 GN_STR_ARG(&trusted), err, GN_STR_ARG(&pc->pass_file),
-                 (unsigned) pc->pass_line);
+                 GN_STR_ARG(&trusted), err, GN_STR_ARG(&pc->http.pass_file),
+                 (unsigned) pc->http.pass_line);
         return GN_ERROR;
     }
 
@@ -1978,20 +2560,80 @@ gn_proxy_tls_init(gn_conf_t *cf, gn_proxy_conf_t *pc)
 }
 
 
-/* A proxy_pass HOST without a port: the upstream of that name, else
- * HOST:80 (443 for https). */
+/* A pass to a NAME: the upstream of that name, else (proxy_pass, `port`
+ * ":80" or ":443") the host NAME at that port. */
 static gn_int_t
-gn_proxy_check(gn_conf_t *cf, gn_cycle_t *cycle, gn_srv_conf_t *sc,
-    gn_loc_conf_t *lc)
+gn_proxy_check_pass(gn_conf_t *cf, gn_cycle_t *cycle, gn_proxy_pass_t *up,
+    const char *port)
 {
-    gn_proxy_conf_t       *pc = gn_proxy_conf(lc);
     gn_array_t            *groups = gn_proxy_conf(cycle->main_loc)->groups;
     gn_upstream_group_t  **pg;
     gn_str_t               hp;
     gn_uint_t              i;
-    u_char                *p;
+    size_t                 n;
+
+    if (up->group != NULL) {
+        return gn_proxy_list_group(cf, cycle, up);
+    }
+    if (up->pass_name.data == NULL) {
+        return GN_OK;
+    }
+
+    pg = groups != NULL ? groups->elts : NULL;
+    for (i = 0; groups != NULL && i < groups->nelts; i++) {
+        if (gn_str_cmp(&pg[i]->name, &up->pass_name) == 0) {
+            up->group = pg[i];
+            return GN_OK;
+        }
+    }
+
+    if (port == NULL) {
+        snprintf(cf->err, sizeof(cf->err), "no upstream \"%.*s\" for the "
+                 "fastcgi_pass in %.*s:%u (expected HOST:PORT, unix:PATH "
+                 "or the name of an upstream)", GN_STR_ARG(&up->pass_name),
+                 GN_STR_ARG(&up->pass_file), (unsigned) up->pass_line);
+        return GN_ERROR;
+    }
+
+    n = strlen(port);
+    hp.data = gn_pnalloc(cf->pool, up->pass_name.len + n);
+    if (hp.data == NULL) {
+        return GN_ERROR;
+    }
+    memcpy(hp.data, up->pass_name.data, up->pass_name.len);
+    memcpy(hp.data + up->pass_name.len, port, n);
+    hp.len = up->pass_name.len + n;
+
+    up->group = gn_upstream_implicit(cf, &hp, 0);
+    if (up->group == NULL) {
+        snprintf(cf->err, sizeof(cf->err), "no upstream \"%.*s\", and the "
+                 "host \"%.*s\" cannot be resolved in %.*s:%u",
+                 GN_STR_ARG(&up->pass_name), GN_STR_ARG(&hp),
+                 GN_STR_ARG(&up->pass_file), (unsigned) up->pass_line);
+        return GN_ERROR;
+    }
+
+    return gn_proxy_list_group(cf, cycle, up);
+}
+
+
+static gn_int_t
+gn_proxy_check(gn_conf_t *cf, gn_cycle_t *cycle, gn_srv_conf_t *sc,
+    gn_loc_conf_t *lc)
+{
+    gn_proxy_conf_t  *pc = gn_proxy_conf(lc);
 
     (void) sc;
+
+    if ((pc->http.group != NULL || pc->http.pass_name.data != NULL)
+        && (pc->fcgi.group != NULL || pc->fcgi.pass_name.data != NULL))
+    {
+        snprintf(cf->err, sizeof(cf->err), "\"fastcgi_pass\" in %.*s:%u "
+                 "and \"proxy_pass\" in one location",
+                 GN_STR_ARG(&pc->fcgi.pass_file),
+                 (unsigned) pc->fcgi.pass_line);
+        return GN_ERROR;
+    }
 
     if (pc->tls && gn_proxy_tls_init(cf, pc) != GN_OK) {
         return GN_ERROR;
@@ -2000,46 +2642,17 @@ gn_proxy_check(gn_conf_t *cf, gn_cycle_t *cycle, gn_srv_conf_t *sc,
     if (pc->has_uri && lc->regex != NULL) {
         snprintf(cf->err, sizeof(cf->err), "\"proxy_pass\" cannot have a URI "
                  "part in a location given by a regular expression in "
-                 "%.*s:%u", GN_STR_ARG(&pc->pass_file),
-                 (unsigned) pc->pass_line);
+                 "%.*s:%u", GN_STR_ARG(&pc->http.pass_file),
+                 (unsigned) pc->http.pass_line);
         return GN_ERROR;
     }
 
-    if (pc->group != NULL) {
-        return gn_proxy_list_group(cf, cycle, pc);
-    }
-    if (pc->pass_name.data == NULL) {
-        return GN_OK;
-    }
-
-    pg = groups != NULL ? groups->elts : NULL;
-    for (i = 0; groups != NULL && i < groups->nelts; i++) {
-        if (gn_str_cmp(&pg[i]->name, &pc->pass_name) == 0) {
-            pc->group = pg[i];
-            return GN_OK;
-        }
-    }
-
-    p = gn_pnalloc(cf->pool, pc->pass_name.len + 4);
-    if (p == NULL) {
+    if (gn_proxy_check_pass(cf, cycle, &pc->http, pc->tls ? ":443" : ":80")
+        != GN_OK)
+    {
         return GN_ERROR;
     }
-    memcpy(p, pc->pass_name.data, pc->pass_name.len);
-    memcpy(p + pc->pass_name.len, pc->tls ? ":443" : ":80",
-           pc->tls ? 4 : 3);
-    hp.data = p;
-    hp.len = pc->pass_name.len + (pc->tls ? 4 : 3);
-
-    pc->group = gn_upstream_implicit(cf, &hp);
-    if (pc->group == NULL) {
-        snprintf(cf->err, sizeof(cf->err), "no upstream \"%.*s\", and the "
-                 "host \"%.*s\" cannot be resolved in %.*s:%u",
-                 GN_STR_ARG(&pc->pass_name), GN_STR_ARG(&hp),
-                 GN_STR_ARG(&pc->pass_file), (unsigned) pc->pass_line);
-        return GN_ERROR;
-    }
-
-    return gn_proxy_list_group(cf, cycle, pc);
+    return gn_proxy_check_pass(cf, cycle, &pc->fcgi, NULL);
 }
 
 
@@ -2047,10 +2660,10 @@ gn_proxy_check(gn_conf_t *cf, gn_cycle_t *cycle, gn_srv_conf_t *sc,
  * are there from their block), for the counters' zone; URLs of one
  * host:port share one group (its pool and counters), as nginx's. */
 static gn_int_t
-gn_proxy_list_group(gn_conf_t *cf, gn_cycle_t *cycle, gn_proxy_conf_t *pc)
+gn_proxy_list_group(gn_conf_t *cf, gn_cycle_t *cycle, gn_proxy_pass_t *up)
 {
     gn_proxy_conf_t       *main = gn_proxy_conf(cycle->main_loc);
-    gn_upstream_group_t  **pg, *g = pc->group;
+    gn_upstream_group_t  **pg, *g = up->group;
     gn_uint_t              i;
 
     if (!g->implicit || g->listed) {
@@ -2060,7 +2673,7 @@ gn_proxy_list_group(gn_conf_t *cf, gn_cycle_t *cycle, gn_proxy_conf_t *pc)
     pg = main->groups != NULL ? main->groups->elts : NULL;
     for (i = 0; main->groups != NULL && i < main->groups->nelts; i++) {
         if (pg[i]->implicit && gn_str_cmp(&pg[i]->name, &g->name) == 0) {
-            pc->group = pg[i];
+            up->group = pg[i];
             return GN_OK;
         }
     }

@@ -1,7 +1,8 @@
 /*
  * The reverse proxy: `proxy_pass` to an upstream group or a URL, HTTP/1.1
- * to the upstream over connections pooled per child (upstream.h), with
- * nginx's directive names and semantics where they exist.
+ * to the upstream, and `fastcgi_pass` to a FastCGI responder (fastcgi.h),
+ * both over connections pooled per child (upstream.h), with nginx's
+ * directive names and semantics where they exist.
  *
  * It is a core handler on the request's asynchronous handler path (the
  * one modules use, http_module.c): the request body is read whole first
@@ -21,6 +22,7 @@
 #include "upstream.h"
 #include "access_log.h"
 #include "tls_client.h"
+#include "regex.h"
 
 
 /* proxy_next_upstream's conditions */
@@ -35,17 +37,33 @@
 typedef struct {
     gn_str_t             name;
     gn_log_format_t      value;          /* with variables */
-    gn_uint_t            empty;          /* "": the field is not sent */
+    gn_uint_t            empty;          /* "": the field is not sent;
+                                            fastcgi_param's if_not_empty:
+                                            not when its value is "" */
 } gn_proxy_header_t;
+
+/* What proxy_pass and fastcgi_pass each have: where requests go and the
+ * limits of an attempt (proxy_* and fastcgi_* of the same names). */
+typedef struct {
+    gn_upstream_group_t *group;          /* NULL: no such pass here */
+    gn_str_t             pass_name;      /* a group's name, resolved once
+                                            every block is read */
+    gn_str_t             pass_file;      /* where the pass stands */
+    gn_uint_t            pass_line;
+    gn_msec_t            connect_timeout;
+    gn_msec_t            send_timeout;
+    gn_msec_t            read_timeout;
+    size_t               buffer_size;    /* the response head, at most */
+    gn_uint_t            next_upstream;  /* GN_PROXY_NEXT_* */
+    gn_int_t             next_upstream_tries;   /* 0: no limit */
+} gn_proxy_pass_t;
 
 /* The "proxy" feature's part of a level (feature.h). */
 typedef struct {
-    /* proxy_pass (a location's own: never inherited) */
-    gn_upstream_group_t *group;          /* NULL: no proxy_pass here */
-    gn_str_t             pass_name;      /* a group's name, resolved once
-                                            every block is read */
-    gn_str_t             pass_file;      /* where proxy_pass stands */
-    gn_uint_t            pass_line;
+    gn_proxy_pass_t      http;           /* proxy_pass (a location's own:
+                                            never inherited) */
+    gn_proxy_pass_t      fcgi;           /* fastcgi_pass (the same) */
+
     gn_str_t             host;           /* $proxy_host */
     gn_str_t             uri;            /* the URL's URI part */
     gn_uint_t            has_uri;
@@ -55,17 +73,18 @@ typedef struct {
     gn_flag_t            tls_reuse;      /* proxy_tls_session_reuse */
     gn_str_t             tls_trusted;    /* proxy_tls_trusted_certificate */
     gn_str_t             tls_name;       /* proxy_tls_name */
-
-    gn_msec_t            connect_timeout;
-    gn_msec_t            send_timeout;
-    gn_msec_t            read_timeout;
-    size_t               buffer_size;    /* the response head, at most */
     gn_flag_t            pass_request_headers;
     gn_flag_t            redirect;       /* proxy_redirect default|off */
-    gn_uint_t            next_upstream;  /* GN_PROXY_NEXT_* */
-    gn_int_t             next_upstream_tries;   /* 0: no limit */
     gn_array_t          *headers;        /* of gn_proxy_header_t; NULL:
                                             inherited */
+
+    gn_array_t          *fcgi_params;    /* fastcgi_param, as headers */
+    gn_flag_t            fcgi_keep_conn;
+    gn_flag_t            fcgi_pass_request_headers;
+    gn_str_t             fcgi_index;
+    gn_regex_t          *fcgi_split;     /* fastcgi_split_path_info; NULL:
+                                            inherited or none */
+    gn_uint_t            fcgi_split_set;
 
     /* the main level's: every group, named and implicit, by index */
     gn_array_t          *groups;         /* of gn_upstream_group_t * */

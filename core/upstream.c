@@ -323,7 +323,8 @@ gn_upstream_block(gn_conf_t *cf, gn_upstream_group_t *g)
 
 
 gn_upstream_group_t *
-gn_upstream_implicit(gn_conf_t *cf, const gn_str_t *hostport)
+gn_upstream_implicit(gn_conf_t *cf, const gn_str_t *hostport,
+    gn_uint_t unix_ok)
 {
     gn_upstream_group_t   *g;
     gn_upstream_server_t  *s;
@@ -342,7 +343,7 @@ gn_upstream_implicit(gn_conf_t *cf, const gn_str_t *hostport)
     s->max_fails = 1;
     s->fail_timeout = 10000;
 
-    err = gn_addr_parse(&s->addr, hostport, 0);
+    err = gn_addr_parse(&s->addr, hostport, unix_ok);
     if (err != NULL) {
         gn_conf_error(cf, "invalid upstream \"%.*s\": %s",
                       GN_STR_ARG(hostport), err);

@@ -100,10 +100,11 @@ typedef struct {
  * GN_CONF_BLOCK handler's body: cf->args holds "upstream NAME"). */
 char *gn_upstream_block(gn_conf_t *cf, gn_upstream_group_t *g);
 
-/* The group of a URL's single server (proxy_pass http://HOST:PORT):
- * resolved, no pooling (as nginx). NULL with cf->err filled. */
+/* The group of a URL's single server (proxy_pass http://HOST:PORT,
+ * fastcgi_pass HOST:PORT or, unix_ok, unix:PATH): resolved, no pooling
+ * (as nginx). NULL with cf->err filled. */
 gn_upstream_group_t *gn_upstream_implicit(gn_conf_t *cf,
-    const gn_str_t *hostport);
+    const gn_str_t *hostport, gn_uint_t unix_ok);
 
 
 typedef struct gn_upstream_conn_s  gn_upstream_conn_t;

@@ -1,5 +1,5 @@
-# What an operator edits or runs: gannetctl, gannet.conf, mime.types, the
-# systemd unit and a default page.
+# What an operator edits or runs: gannetctl, gannet.conf, mime.types,
+# fastcgi_params, the systemd unit and a default page.
 #
 # Installation paths are substituted at make time, not by config.status:
 # configure's @sbindir@ is the unexpanded ${exec_prefix}/sbin, make's
@@ -30,6 +30,7 @@ EXTRA_DIST += \
     %reldir%/gannet.socket \
     %reldir%/gannet.logrotate.in \
     %reldir%/mime.types \
+    %reldir%/fastcgi_params \
     %reldir%/html/index.html
 
 gn_etc_edit = $(SED) \
@@ -61,11 +62,12 @@ gn_etc_edit = $(SED) \
 	$(gn_etc_edit) $(srcdir)/%reldir%/gannet.logrotate.in >$@.tmp && \
 	mv $@.tmp $@
 
-# gannet.conf, mime.types and index.html are the operator's once installed:
-# `make install` puts the shipped gannet.conf and mime.types in
-# $(gannetconfdir) as *.default every time, but the live files (and the
-# page) only when they do not exist yet (as nginx does). `make uninstall`
-# removes a live file only if it is still the shipped one.
+# gannet.conf, mime.types, fastcgi_params and index.html are the
+# operator's once installed: `make install` puts the shipped gannet.conf,
+# mime.types and fastcgi_params in $(gannetconfdir) as *.default every
+# time, but the live files (and the page) only when they do not exist yet
+# (as nginx does). `make uninstall` removes a live file only if it is
+# still the shipped one.
 install-data-hook: gn-etc-install-data
 uninstall-hook: gn-etc-uninstall-data
 
@@ -79,6 +81,8 @@ gn-etc-install-data: %reldir%/gannet.conf %reldir%/gannet.logrotate
 	    '$(DESTDIR)$(gannetconfdir)/gannet.conf.default'
 	$(INSTALL_DATA) $(srcdir)/%reldir%/mime.types \
 	    '$(DESTDIR)$(gannetconfdir)/mime.types.default'
+	$(INSTALL_DATA) $(srcdir)/%reldir%/fastcgi_params \
+	    '$(DESTDIR)$(gannetconfdir)/fastcgi_params.default'
 	@gn_new () { \
 	    if test -f "$$2"; then \
 	        echo " $$2 exists, not replaced"; \
@@ -91,6 +95,8 @@ gn-etc-install-data: %reldir%/gannet.conf %reldir%/gannet.logrotate
 	    '$(DESTDIR)$(gannetconfdir)/gannet.conf' && \
 	gn_new $(srcdir)/%reldir%/mime.types \
 	    '$(DESTDIR)$(gannetconfdir)/mime.types' && \
+	gn_new $(srcdir)/%reldir%/fastcgi_params \
+	    '$(DESTDIR)$(gannetconfdir)/fastcgi_params' && \
 	gn_new $(srcdir)/%reldir%/html/index.html \
 	    '$(DESTDIR)$(gannethtmldir)/index.html'
 
@@ -106,10 +112,13 @@ gn-etc-uninstall-data:
 	d='$(DESTDIR)$(gannetconfdir)'; \
 	gn_old "$$d/gannet.conf.default" "$$d/gannet.conf"; \
 	gn_old "$$d/mime.types.default" "$$d/mime.types"; \
+	gn_old "$$d/fastcgi_params.default" "$$d/fastcgi_params"; \
 	gn_old $(srcdir)/%reldir%/html/index.html \
 	    '$(DESTDIR)$(gannethtmldir)/index.html'; \
-	echo " rm -f '$$d/gannet.conf.default' '$$d/mime.types.default'"; \
-	rm -f "$$d/gannet.conf.default" "$$d/mime.types.default"; \
+	echo " rm -f '$$d/gannet.conf.default' '$$d/mime.types.default'" \
+	    "'$$d/fastcgi_params.default'"; \
+	rm -f "$$d/gannet.conf.default" "$$d/mime.types.default" \
+	    "$$d/fastcgi_params.default"; \
 	echo " rm -f '$(DESTDIR)$(logrotatedir)/gannet'"; \
 	rm -f '$(DESTDIR)$(logrotatedir)/gannet'; \
 	for d in '$(DESTDIR)$(gannetconfdir)' '$(DESTDIR)$(gannethtmldir)' \

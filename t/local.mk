@@ -34,6 +34,7 @@ GN_UNIT_TESTS = \
     %reldir%/unit/test_tls_scache \
     %reldir%/unit/test_chash \
     %reldir%/unit/test_upstream \
+    %reldir%/unit/test_fastcgi \
     %reldir%/unit/test_tls_hello \
     %reldir%/unit/test_file_cache \
     %reldir%/unit/test_regex \
@@ -90,6 +91,9 @@ check_PROGRAMS += $(GN_UNIT_TESTS)
 %canon_reldir%_unit_test_upstream_SOURCES = %reldir%/unit/test_upstream.c %reldir%/tap.c %reldir%/tap.h
 %canon_reldir%_unit_test_upstream_CFLAGS = $(GN_UNIT_CFLAGS)
 %canon_reldir%_unit_test_upstream_LDADD = $(GN_UNIT_LDADD)
+%canon_reldir%_unit_test_fastcgi_SOURCES = %reldir%/unit/test_fastcgi.c %reldir%/tap.c %reldir%/tap.h
+%canon_reldir%_unit_test_fastcgi_CFLAGS = $(GN_UNIT_CFLAGS)
+%canon_reldir%_unit_test_fastcgi_LDADD = $(GN_UNIT_LDADD)
 %canon_reldir%_unit_test_chash_SOURCES = %reldir%/unit/test_chash.c %reldir%/tap.c %reldir%/tap.h
 %canon_reldir%_unit_test_chash_CFLAGS = $(GN_UNIT_CFLAGS)
 %canon_reldir%_unit_test_chash_LDADD = $(GN_UNIT_LDADD)
@@ -231,7 +235,7 @@ GN_ABI_TESTS = %reldir%/abi-check.sh
 TESTS += $(GN_UNIT_TESTS) $(GN_INTEG_TESTS) $(GN_ABI_TESTS)
 EXTRA_DIST += $(GN_INTEG_TESTS) %reldir%/lib/GnTest.pm %reldir%/lib/GnTLS.pm \
     %reldir%/lib/GnLoad.pm %reldir%/lib/GnMemc.pm %reldir%/lib/GnBackend.pm \
-    %reldir%/lib/backend.py \
+    %reldir%/lib/backend.py %reldir%/lib/fcgi_responder.py \
     %reldir%/lib/tlsraw.py %reldir%/lib/h2raw.py \
     %reldir%/README.md %reldir%/valgrind.supp \
     %reldir%/mkcerts.sh %reldir%/include-graph.pl

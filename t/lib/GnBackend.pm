@@ -8,6 +8,10 @@ package GnBackend;
 #                                  with the certificate and key), as a
 #                                  child of the test; returns its pid
 #                                  once it accepts connections
+#   GnBackend::start_fcgi($t, $port, $name)
+#                                  t/lib/fcgi_responder.py, a FastCGI
+#                                  responder, the same way ($port may
+#                                  be "unix:PATH")
 #   GnBackend::stop($pid)          TERM, then reap
 #   GnBackend::stats($t, $port)    its counters, asked directly: a hash
 #                                  of conns, requests, open
@@ -20,6 +24,7 @@ use warnings;
 
 use Test::More ();
 use IO::Socket::INET;
+use IO::Socket::UNIX;
 use POSIX qw(:sys_wait_h);
 use Time::HiRes qw(time sleep);
 use GnTest;
@@ -41,21 +46,38 @@ sub init
 sub start
 {
     my ($t, $port, $name, @tls) = @_;
-    my $script = "$t->{srcdir}/t/lib/backend.py";
-    my $log = $t->testdir . "/backend.$port.log";
-    my $pid = $t->spawn(['python3', $script, $port, $name, @tls],
-                        out => $log);
+
+    return _start($t, $port, 'backend.py', $name, @tls);
+}
+
+
+sub start_fcgi
+{
+    my ($t, $port, $name) = @_;
+
+    return _start($t, $port, 'fcgi_responder.py', $name);
+}
+
+
+sub _start
+{
+    my ($t, $port, $file, @args) = @_;
+    my $script = "$t->{srcdir}/t/lib/$file";
+    my $log = $t->testdir . "/backend." . ($port =~ s{\W}{_}gr) . ".log";
+    my $pid = $t->spawn(['python3', $script, $port, @args], out => $log);
     my $end = time() + GnTest::slow(10);
 
     $PIDS{$pid} = 1;
     while (time() < $end) {
         if (waitpid($pid, WNOHANG) == $pid) {
             delete $PIDS{$pid};
-            die "GnBackend: backend.py exited at start: "
+            die "GnBackend: $file exited at start: "
                 . ($t->read_file($log) // '') . "\n";
         }
-        my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1',
-                                      PeerPort => $port, Proto => 'tcp');
+        my $s = $port =~ /^unix:(.*)/
+                ? IO::Socket::UNIX->new(Peer => $1)
+                : IO::Socket::INET->new(PeerAddr => '127.0.0.1',
+                                        PeerPort => $port, Proto => 'tcp');
         if ($s) {
             close $s;
             return $pid;
@@ -63,7 +85,7 @@ sub start
         sleep(0.05);
     }
     stop($pid);
-    die "GnBackend: backend.py did not listen on $port\n";
+    die "GnBackend: $file did not listen on $port\n";
 }
 
 

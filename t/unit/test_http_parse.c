@@ -1347,6 +1347,97 @@ test_response(void)
 }
 
 
+/* CGI heads (a FastCGI responder's): Status, Location, LF line ends. */
+typedef struct {
+    const char  *in;
+    gn_int_t     rc;
+    gn_uint_t    status;
+    off_t        clen;
+    gn_uint_t    nheaders;
+} cgi_case_t;
+
+static const cgi_case_t  cgi_cases[] = {
+    { "Content-Type: text/html\r\n\r\n", GN_OK, 200, -1, 1 },
+    { "Content-Type: text/html\n\n", GN_OK, 200, -1, 1 },
+    { "Status: 404 Not Found\r\nContent-Type: text/plain\r\n\r\n",
+      GN_OK, 404, -1, 2 },
+    { "Status: 503\r\n\r\n", GN_OK, 503, -1, 1 },
+    { "Location: /elsewhere\r\n\r\n", GN_OK, 302, -1, 1 },
+    { "Status: 301 Moved\nLocation: http://a/\n\n", GN_OK, 301, -1, 2 },
+    { "Content-Length: 12\r\nX-A: b\r\n\r\n", GN_OK, 200, 12, 2 },
+    /* errors: 502 */
+    { "\r\n", GN_ERROR, 0, 0, 0 },
+    { "Status: 99\r\n\r\n", GN_ERROR, 0, 0, 0 },
+    { "Status: 100 Continue\r\n\r\n", GN_ERROR, 0, 0, 0 },
+    { "Status: 600\r\n\r\n", GN_ERROR, 0, 0, 0 },
+    { "Status: 200OK\r\n\r\n", GN_ERROR, 0, 0, 0 },
+    { "Status: abc\r\n\r\n", GN_ERROR, 0, 0, 0 },
+    { "Status: 200\r\nStatus: 404\r\n\r\n", GN_ERROR, 0, 0, 0 },
+    { "Content-Length: x\r\n\r\n", GN_ERROR, 0, 0, 0 },
+    { "Content-Length: 1\r\nContent-Length: 2\r\n\r\n", GN_ERROR, 0, 0, 0 },
+    { "Transfer-Encoding: chunked\r\n\r\n", GN_ERROR, 0, 0, 0 },
+    { "no colon here\r\n\r\n", GN_ERROR, 0, 0, 0 },
+    { "X : a\r\n\r\n", GN_ERROR, 0, 0, 0 },
+    { "X: a\r\n b\r\n\r\n", GN_ERROR, 0, 0, 0 },
+    { "X: a\x01\r\n\r\n", GN_ERROR, 0, 0, 0 },
+    { "<html>body without a head\n\n", GN_ERROR, 0, 0, 0 },
+    { "X: a\r\n", GN_ERROR, 0, 0, 0 },
+};
+
+
+static void
+test_cgi(void)
+{
+    const cgi_case_t  *c;
+    gn_http_head_t     h;
+    gn_http_header_t   hdrs[4];
+    u_char             buf[256];
+    size_t             i, len, end;
+    gn_int_t           rc;
+
+    for (i = 0; i < gn_nelems(cgi_cases); i++) {
+        c = &cgi_cases[i];
+        len = strlen(c->in);
+        memcpy(buf, c->in, len);
+        rc = gn_http_parse_cgi(&h, buf, len, hdrs, gn_nelems(hdrs));
+        is_int(rc, c->rc, "cgi %zu: result (%s)", i,
+               rc == GN_OK ? "ok" : h.err);
+        if (rc != GN_OK || c->rc != GN_OK) {
+            continue;
+        }
+        is_int(h.status, c->status, "cgi %zu: status", i);
+        is_int(h.content_length, c->clen, "cgi %zu: length", i);
+        is_int(h.nheaders, c->nheaders, "cgi %zu: fields", i);
+    }
+
+    /* the end of a head, looked for as bytes come */
+    len = strlen("A: 1\r\nB: 2\r\n\r\nbody");
+    memcpy(buf, "A: 1\r\nB: 2\r\n\r\nbody", len);
+    is_int(gn_http_cgi_head_end(buf, len, 0), 14, "head end, CRLF");
+    for (end = 0, i = 1; i <= len && end == 0; i++) {
+        end = gn_http_cgi_head_end(buf, i, i - 1);
+    }
+    is_int(end, 14, "head end found byte by byte");
+    is_int(i - 1, 14, "... with its last byte");
+    is_int(gn_http_cgi_head_end((const u_char *) "A: 1\nB: 2\n\nx", 12, 0),
+           11, "head end, LF");
+    is_int(gn_http_cgi_head_end((const u_char *) "A: 1\nB: 2\n\r\nx", 13,
+                                9), 12, "head end, LF CR LF from the middle");
+    is_int(gn_http_cgi_head_end((const u_char *) "A: 1\r\nB: 2\r\n", 12, 0),
+           0, "no end yet");
+    is_int(gn_http_cgi_head_end((const u_char *) "\r\nbody", 6, 0), 0,
+           "an empty head has no LF before its empty line: not found here");
+
+    len = strlen("Status: 404\r\nA: 1\r\nB: 2\r\nC: 3\r\nD: 4\r\n\r\n");
+    memcpy(buf, "Status: 404\r\nA: 1\r\nB: 2\r\nC: 3\r\nD: 4\r\n\r\n",
+           len);
+    is_int(gn_http_parse_cgi(&h, buf, len, hdrs, gn_nelems(hdrs)),
+           GN_ERROR, "cgi: more fields than the caller has room for");
+
+    diag("%zu cgi cases", gn_nelems(cgi_cases));
+}
+
+
 int
 main(void)
 {
@@ -1372,6 +1463,7 @@ main(void)
     test_host_name();
     test_normalize_path();
     test_response();
+    test_cgi();
 
     return done_testing();
 }
