@@ -3,7 +3,12 @@
 # bench/proxy.sh - the reverse proxy: server CPU per request of gannet's
 # proxy_pass beside nginx's and H2O's, all in front of the same backend
 # (issue 22: 1 KiB with upstream keep-alive at most 0.8 x nginx's CPU per
-# request; 1 MiB within 10 % of nginx's CPU per byte).
+# request; 1 MiB within 10 % of nginx's CPU per byte). With --fastcgi:
+# fastcgi_pass (H2O's fastcgi.connect) to one small FastCGI responder,
+# bench/fcgi_responder.c (built here with gcc), that answers every
+# request with SIZE bytes (the load's FILE: 1k), connections kept
+# (gannet and nginx: fastcgi_keep_conn on, upstream keepalive 64; H2O
+# keeps its own).
 #
 # The backend is a gannet (one child) serving 1k.bin and 1m.bin from a
 # docroot, pinned to CPU 1 with the load generator (it is the same for
@@ -28,6 +33,7 @@
 #                  next to this script)
 #   --raw FILE     also write the raw per-run results (TSV) to FILE
 #   --keep         keep the temporary directory (configs, error logs)
+#   --fastcgi      FastCGI instead of HTTP (loads default to "1k:50")
 #
 # Needs: wrk, taskset, curl, perl; nginx (Debian's), h2o (Debian's
 # 2.2.5); a server whose binary is missing is skipped. 2 CPUs. About 4
@@ -45,10 +51,12 @@ loads="1k:50 1m:10"
 gannet_bin="$here/../core/gannet"
 raw_out=""
 keep=0
+fastcgi=0
 
 parse_options "--rounds=rounds --duration=duration --servers=servers
                --loads=loads --gannet=gannet_bin --raw=raw_out
-               --keep=keep:1" "$@"
+               --keep=keep:1 --fastcgi=fastcgi:1" "$@"
+[ "$fastcgi" = 1 ] && [ "$loads" = "1k:50 1m:10" ] && loads="1k:50"
 
 require_tools wrk taskset curl perl getconf
 require_two_cpus wrk
@@ -63,10 +71,24 @@ stop_signal=QUIT
 
 declare -A port
 
-# --- the backend: a gannet on CPU 1 -----------------------------------------
+# --- the backend: a gannet on CPU 1, or the FastCGI responder --------------
 
 bport=$(free_port)
 mkdir -p "$work/backend"
+if [ "$fastcgi" = 1 ]; then
+    case $loads in
+    1k:*) ;;
+    *) echo "proxy.sh: --fastcgi has the load 1k only" >&2; exit 1 ;;
+    esac
+    if ! gcc -O2 -Wall -o "$work/fcgi_responder" "$here/fcgi_responder.c" \
+            2>"$work/fcgi_responder.build"; then
+        echo "proxy.sh: cannot build bench/fcgi_responder.c:" >&2
+        cat "$work/fcgi_responder.build" >&2
+        exit 1
+    fi
+    spawn_server backend 1 "$work/backend.out" \
+        "$work/fcgi_responder" "$bport" 1024
+else
 cmd=$(gannet_conf "$work/backend" 1 20000 <<EOF
 server {
     listen 127.0.0.1:$bport backlog=4096;
@@ -82,6 +104,22 @@ EOF
 spawn_server backend 1 "$work/backend.out" $cmd
 wait_url "http://127.0.0.1:$bport/1k.bin" \
     || { echo "proxy.sh: the backend does not serve" >&2; exit 1; }
+fi
+
+# What goes to the backend, as each proxy says it: HTTP or FastCGI.
+if [ "$fastcgi" = 1 ]; then
+    gannet_pass="fastcgi_pass backend; fastcgi_keep_conn on;"
+    nginx_pass="fastcgi_pass backend; fastcgi_keep_conn on;"
+    h2o_pass="fastcgi.connect:
+          port: $bport
+          type: tcp"
+else
+    gannet_pass="proxy_pass http://backend;"
+    nginx_pass="proxy_pass http://backend; proxy_http_version 1.1;
+            proxy_set_header Connection \"\";"
+    h2o_pass="proxy.reverse.url: http://127.0.0.1:$bport/
+        proxy.preserve-host: ON"
+fi
 
 # --- the proxies ------------------------------------------------------------
 
@@ -100,7 +138,7 @@ server {
     access_log off;
     keepalive_requests 0;
     keepalive_timeout 300s;
-    location / { proxy_pass http://backend; }
+    location / { $gannet_pass }
 }
 EOF
 }
@@ -120,9 +158,7 @@ conf_nginx()
     server {
         listen 127.0.0.1:${port[nginx]} backlog=4096;
         location / {
-            proxy_pass http://backend;
-            proxy_http_version 1.1;
-            proxy_set_header Connection "";
+            $nginx_pass
         }
     }
 EOF
@@ -146,8 +182,7 @@ hosts:
   default:
     paths:
       /:
-        proxy.reverse.url: http://127.0.0.1:$bport/
-        proxy.preserve-host: ON
+        $h2o_pass
 EOF
     echo "h2o -c $d/h2o.conf"
 }
@@ -180,10 +215,15 @@ for s in $servers; do
     # shellcheck disable=SC2086
     spawn_server "$s" 0 "$work/$s.out" $cmd
     if ! wait_url "http://127.0.0.1:${port[$s]}/1k.bin" \
-        || ! curl -s "http://127.0.0.1:${port[$s]}/1m.bin" \
-             | cmp -s - "$doc/1m.bin"
+        || { [ "$fastcgi" = 0 ] \
+             && ! curl -s "http://127.0.0.1:${port[$s]}/1m.bin" \
+                  | cmp -s - "$doc/1m.bin"; } \
+        || { [ "$fastcgi" = 1 ] \
+             && [ "$(curl -s "http://127.0.0.1:${port[$s]}/1k.bin" \
+                     | wc -c)" != 1024 ]; }
     then
-        echo "proxy.sh: $s does not proxy 1m.bin byte for byte, skipped" >&2
+        echo "proxy.sh: $s does not pass the backend's body byte for" \
+             "byte, skipped" >&2
         stop_server "$s"
         continue
     fi
@@ -240,7 +280,9 @@ echo
 for s in $started; do
     echo "$s: $(version_of "$s")"
 done
-echo "backend: gannet, 1 child, on CPU 1 with wrk -t1 -d${duration}s;" \
+echo "backend: $([ "$fastcgi" = 1 ] && echo "bench/fcgi_responder.c" \
+                || echo "gannet, 1 child"), on CPU 1 with wrk -t1" \
+     "-d${duration}s;" \
      "each proxy: 1 worker on CPU 0; $rounds interleaved rounds, medians;" \
      "CPU = proxy run time / requests"
 perl -e "$bench_pl"'

@@ -31,6 +31,10 @@ gn_addr_parse(gn_addr_t *a, const gn_str_t *text,
         if (text->len - 5 >= sizeof(sun->sun_path)) {
             return "unix socket path too long";
         }
+        if (p[5] != '/') {
+            /* a child's working directory is "/": say what is meant */
+            return "a unix socket path must be absolute";
+        }
         sun->sun_family = AF_UNIX;
         memcpy(sun->sun_path, p + 5, text->len - 5);
         a->socklen = (socklen_t) sizeof(struct sockaddr_un);

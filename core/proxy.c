@@ -2172,9 +2172,7 @@ gn_proxy_fcgi_split(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
     if (gn_regex_compile(pc->fcgi_split, cf->pool, &value[1], 0, err,
                          sizeof(err)) != GN_OK)
     {
-        gn_conf_error(cf, "invalid regular expression \"%.*s\" in "
-                      "\"fastcgi_split_path_info\": %s",
-                      GN_STR_ARG(&value[1]), err);
+        gn_conf_error(cf, "\"fastcgi_split_path_info\": %s", err);
         return GN_CONF_ERROR;
     }
     if (pc->fcgi_split->captures != 2) {
@@ -2588,10 +2586,11 @@ gn_proxy_check_pass(gn_conf_t *cf, gn_cycle_t *cycle, gn_proxy_pass_t *up,
     }
 
     if (port == NULL) {
-        snprintf(cf->err, sizeof(cf->err), "no upstream \"%.*s\" for the "
-                 "fastcgi_pass in %.*s:%u (expected HOST:PORT, unix:PATH "
-                 "or the name of an upstream)", GN_STR_ARG(&up->pass_name),
-                 GN_STR_ARG(&up->pass_file), (unsigned) up->pass_line);
+        snprintf(cf->err, sizeof(cf->err), "no upstream \"%.*s\" for "
+                 "\"fastcgi_pass\" (expected HOST:PORT, unix:PATH or the "
+                 "name of an upstream) in %.*s:%u",
+                 GN_STR_ARG(&up->pass_name), GN_STR_ARG(&up->pass_file),
+                 (unsigned) up->pass_line);
         return GN_ERROR;
     }
 
@@ -2628,8 +2627,8 @@ gn_proxy_check(gn_conf_t *cf, gn_cycle_t *cycle, gn_srv_conf_t *sc,
     if ((pc->http.group != NULL || pc->http.pass_name.data != NULL)
         && (pc->fcgi.group != NULL || pc->fcgi.pass_name.data != NULL))
     {
-        snprintf(cf->err, sizeof(cf->err), "\"fastcgi_pass\" in %.*s:%u "
-                 "and \"proxy_pass\" in one location",
+        snprintf(cf->err, sizeof(cf->err), "\"proxy_pass\" and "
+                 "\"fastcgi_pass\" in one location in %.*s:%u",
                  GN_STR_ARG(&pc->fcgi.pass_file),
                  (unsigned) pc->fcgi.pass_line);
         return GN_ERROR;

@@ -215,7 +215,9 @@ GN_INTEG_TESTS = \
     %reldir%/integ/97-tls-ticket-keys.t \
     %reldir%/integ/98-tls-key-status.t \
     %reldir%/integ/99-real-ip.t \
-    %reldir%/integ/100-proxy.t
+    %reldir%/integ/100-proxy.t \
+    %reldir%/integ/101-fastcgi.t \
+    %reldir%/integ/102-fastcgi-php.t
 
 # Test certificates (a CA, ECDSA and RSA server certificates), made at
 # `make check` time: no private key is committed.

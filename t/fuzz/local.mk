@@ -14,6 +14,7 @@ FUZZ_PROGS = \
     %reldir%/fuzz_http_head \
     %reldir%/fuzz_http2_head \
     %reldir%/fuzz_http_response \
+    %reldir%/fuzz_fastcgi \
     %reldir%/fuzz_chunked \
     %reldir%/fuzz_path \
     %reldir%/fuzz_conf \
@@ -57,6 +58,13 @@ fuzz: $(FUZZ_PROGS)
 	@$(MKDIR_P) %reldir%
 	$(AM_V_CCLD)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ \
 	    $(top_srcdir)/%reldir%/fuzz_http_response.c $(FUZZ_HTTP_SRCS)
+
+%reldir%/fuzz_fastcgi: $(top_srcdir)/%reldir%/fuzz_fastcgi.c \
+    $(FUZZ_HTTP_SRCS) $(top_srcdir)/core/fastcgi.c $(FUZZ_HDRS)
+	@$(MKDIR_P) %reldir%
+	$(AM_V_CCLD)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ \
+	    $(top_srcdir)/%reldir%/fuzz_fastcgi.c $(FUZZ_HTTP_SRCS) \
+	    $(top_srcdir)/core/fastcgi.c
 
 %reldir%/fuzz_chunked: $(top_srcdir)/%reldir%/fuzz_chunked.c \
     $(FUZZ_HTTP_SRCS) $(FUZZ_HDRS)
@@ -122,7 +130,7 @@ fuzz: $(FUZZ_PROGS)
 CLEANFILES += $(FUZZ_PROGS)
 EXTRA_DIST += %reldir%/run.sh %reldir%/corpus %reldir%/fz.h \
     %reldir%/fuzz_http_head.c %reldir%/fuzz_http2_head.c \
-    %reldir%/fuzz_http_response.c \
+    %reldir%/fuzz_http_response.c %reldir%/fuzz_fastcgi.c \
     %reldir%/fuzz_chunked.c %reldir%/fuzz_path.c \
     %reldir%/fuzz_conf.c %reldir%/fuzz_htpasswd.c %reldir%/fuzz_binlog.c \
     %reldir%/fuzz_scache.c %reldir%/fuzz_regex.c %reldir%/fuzz_tls_hello.c \

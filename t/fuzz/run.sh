@@ -13,8 +13,8 @@ secs=${1:-10}
 here=$(cd "$(dirname "$0")" && pwd)
 srcdir=$(cd "$here/../.." && pwd)
 builddir=$(pwd)
-all="http_head http2_head http_response chunked path conf htpasswd binlog scache regex
-    tls_hello proxy_protocol"
+all="http_head http2_head http_response fastcgi chunked path conf htpasswd binlog
+    scache regex tls_hello proxy_protocol"
 targets=${GN_FUZZ_TARGETS:-$all}
 
 case $secs in

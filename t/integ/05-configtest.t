@@ -254,6 +254,34 @@ my @bad_lines = (
       'invalid header name "X Y" in "proxy_set_header"', 5 ],
     [ 'proxy-header-var', 0, [ 'proxy_set_header X $nosuch;' ],
       'unknown variable "$nosuch" in "proxy_set_header"', 5 ],
+    # FastCGI (issue 22, item 3)
+    [ 'fastcgi-and-proxy', 0,
+      [ 'location / { proxy_pass http://127.0.0.1:1;',
+        '    fastcgi_pass 127.0.0.1:2; }' ],
+      '"proxy_pass" and "fastcgi_pass" in one location', 6 ],
+    [ 'fastcgi-no-upstream', 0, [ 'location / { fastcgi_pass app; }' ],
+      'no upstream "app" for "fastcgi_pass" (expected HOST:PORT, unix:PATH '
+      . 'or the name of an upstream)', 5 ],
+    [ 'fastcgi-unix-relative', 0,
+      [ 'location / { fastcgi_pass unix:fpm.sock; }' ],
+      'invalid upstream "unix:fpm.sock": a unix socket path must be '
+      . 'absolute', 5 ],
+    [ 'fastcgi-server-level', 0, [ 'fastcgi_pass 127.0.0.1:1;' ],
+      '"fastcgi_pass" directive is not allowed here', 5 ],
+    [ 'fastcgi-split-captures', 0,
+      [ 'fastcgi_split_path_info ^(.+\.php)/.*$;' ],
+      '"fastcgi_split_path_info" expects a regular expression with two '
+      . 'captures, "^(.+\.php)/.*$" has 1', 5 ],
+    [ 'fastcgi-split-regex', 0, [ 'fastcgi_split_path_info ^(.+;' ],
+      '"fastcgi_split_path_info": pcre2_compile() failed: missing closing '
+      . 'parenthesis at offset 4 in "^(.+"', 5 ],
+    [ 'fastcgi-param-flag', 0, [ 'fastcgi_param A $uri always;' ],
+      'invalid "fastcgi_param", expected NAME VALUE [if_not_empty]', 5 ],
+    [ 'fastcgi-param-var', 0, [ 'fastcgi_param A $nosuch;' ],
+      'unknown variable "$nosuch" in "fastcgi_param"', 5 ],
+    [ 'fastcgi-next', 0, [ 'fastcgi_next_upstream error maybe;' ],
+      'invalid value "maybe" in "fastcgi_next_upstream", expected error, '
+      . 'timeout, invalid_header, http_502, http_503, http_504 or off', 5 ],
     [ 'upstream-empty', 1, [ 'upstream a { }' ],
       'no servers in upstream "a"', 3 ],
     [ 'upstream-dup', 1, [ 'upstream a { server 127.0.0.1:1; }',

@@ -341,10 +341,13 @@ SKIP: {
     unlike($err, qr/\[(emerg|alert|crit|error|warn)\]/,
         'shipped configuration: no warnings');
 
-    # its commented-out proxy example, uncommented, is valid too
+    # its commented-out proxy and PHP examples, uncommented, are valid
+    # too (with the shipped fastcgi_params)
+    copy_file("$srcdir/etc/fastcgi_params", "$root/etc/fastcgi_params");
     my ($px, $in_block, $n) = ('', 0, 0);
     for my $l (split /^/, $conf) {
-        $in_block = 1 if $l =~ /^\s*#(upstream app|location \/app\/) \{/;
+        $in_block = 1
+            if $l =~ /^\s*#(upstream app|location \/app\/|location ~ \S+php)/;
         if ($in_block) {
             $l =~ s/#//;
             $n++, $in_block = 0 if $l =~ /^\s*\}$/;
@@ -353,8 +356,8 @@ SKIP: {
     }
     write_file("$root/etc/gannet.conf", $px);
     ($rc, $out, $err) = ctl('configtest');
-    ok($n == 2 && $rc == 0, 'the shipped proxy example, uncommented: '
-       . 'configtest ok') or diag($err);
+    ok($n == 3 && $rc == 0, 'the shipped proxy and PHP examples, '
+       . 'uncommented: configtest ok') or diag($err);
 }
 
 # --- the daemon logged no trouble -------------------------------------------------
