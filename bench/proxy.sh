@@ -7,8 +7,9 @@
 # fastcgi_pass (H2O's fastcgi.connect) to one small FastCGI responder,
 # bench/fcgi_responder.c (built here with gcc), that answers every
 # request with SIZE bytes (the load's FILE: 1k), connections kept
-# (gannet and nginx: fastcgi_keep_conn on, upstream keepalive 64; H2O
-# keeps its own).
+# (gannet and nginx: fastcgi_keep_conn on, upstream keepalive 64; H2O:
+# fastcgi.timeout.keepalive, which is 0 -- a connection per request --
+# by default).
 #
 # The backend is a gannet (one child) serving 1k.bin and 1m.bin from a
 # docroot, pinned to CPU 1 with the load generator (it is the same for
@@ -112,7 +113,8 @@ if [ "$fastcgi" = 1 ]; then
     nginx_pass="fastcgi_pass backend; fastcgi_keep_conn on;"
     h2o_pass="fastcgi.connect:
           port: $bport
-          type: tcp"
+          type: tcp
+        fastcgi.timeout.keepalive: 60000"
 else
     gannet_pass="proxy_pass http://backend;"
     nginx_pass="proxy_pass http://backend; proxy_http_version 1.1;

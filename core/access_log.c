@@ -59,11 +59,11 @@ enum {
     GN_LV_REALIP_REMOTE_PORT,
     GN_LV_PROXY_PROTOCOL_ADDR,
     GN_LV_PROXY_PROTOCOL_PORT,
-    GN_LV_UPSTREAM_ADDR,           /* the order of gn_http_upstream_t */
+    GN_LV_UPSTREAM_ADDR,
     GN_LV_UPSTREAM_STATUS,
     GN_LV_UPSTREAM_RESPONSE_TIME,
     GN_LV_UPSTREAM_CONNECT_TIME,
-    GN_LV_PROXY_HOST,
+    GN_LV_PROXY_HOST,              /* the order of gn_http_upstream_t */
     GN_LV_FASTCGI_SCRIPT_NAME,
     GN_LV_FASTCGI_PATH_INFO,       /* ... up to here */
     GN_LV_PROXY_ADD_X_FORWARDED_FOR,
@@ -689,6 +689,53 @@ gn_access_log_xff(gn_http_request_t *r, u_char *p, gn_uint_t esc)
 }
 
 
+/* $upstream_addr, _status, _response_time, _connect_time: one value per
+ * try, joined by ", " (a time in seconds, ms resolution; "-" for a
+ * connect time when the try did not connect). */
+static size_t
+gn_access_log_tries(gn_http_upstream_t *u, gn_uint_t var, u_char *p,
+    gn_uint_t esc)
+{
+    gn_http_upstream_try_t  *t;
+    gn_uint_t                i, n;
+    gn_msec_t                ms;
+    size_t                   len = 0, k;
+    char                     num[32];
+
+    n = u != NULL ? gn_min(u->ntries, GN_HTTP_UPSTREAM_TRIES) : 0;
+    if (n == 0) {
+        return gn_binlog_escape(p, NULL, 0, esc);
+    }
+
+    for (i = 0; i < n; i++) {
+        t = &u->tries[i];
+        if (i > 0) {
+            len += gn_binlog_escape(p ? p + len : NULL, (u_char *) ", ", 2,
+                                    esc);
+        }
+        if (var == GN_LV_UPSTREAM_ADDR) {
+            len += gn_binlog_escape(p ? p + len : NULL, t->addr->data,
+                                    t->addr->len, esc);
+            continue;
+        }
+        ms = var == GN_LV_UPSTREAM_RESPONSE_TIME ? t->response : t->connect;
+        if (var == GN_LV_UPSTREAM_STATUS) {
+            k = (size_t) snprintf(num, sizeof(num), "%03u",
+                                  (unsigned) t->status % 1000);
+        } else if (ms == (gn_msec_t) -1) {
+            k = (size_t) snprintf(num, sizeof(num), "-");
+        } else {
+            k = (size_t) snprintf(num, sizeof(num), "%llu.%03llu",
+                                  (unsigned long long) ms / 1000,
+                                  (unsigned long long) ms % 1000);
+        }
+        len += gn_binlog_escape(p ? p + len : NULL, (u_char *) num, k, esc);
+    }
+
+    return len;
+}
+
+
 /* $server_addr: the address the client connected to. */
 static size_t
 gn_access_log_server_addr(gn_http_request_t *r, u_char *p, gn_uint_t esc)
@@ -745,19 +792,22 @@ gn_access_log_str(gn_http_request_t *r, gn_log_op_t *op, u_char *p,
     case GN_LV_UPSTREAM_STATUS:
     case GN_LV_UPSTREAM_RESPONSE_TIME:
     case GN_LV_UPSTREAM_CONNECT_TIME:
+        return gn_access_log_tries(r->upstream, op->var, p, esc);
     case GN_LV_PROXY_HOST:
     case GN_LV_FASTCGI_SCRIPT_NAME:
     case GN_LV_FASTCGI_PATH_INFO:
         if (r->upstream != NULL) {
-            s = &r->upstream->addr + (op->var - GN_LV_UPSTREAM_ADDR);
+            s = &r->upstream->host + (op->var - GN_LV_PROXY_HOST);
         }
         break;
     case GN_LV_PROXY_ADD_X_FORWARDED_FOR:
         return gn_access_log_xff(r, p, esc);
     case GN_LV_CONTENT_LENGTH:
         /* a body passed upstream: its length as read (chunked too) */
-        if (r->upstream != NULL && r->upstream->body_length.len > 0) {
-            s = &r->upstream->body_length;
+        if (r->upstream != NULL && r->upstream->body_length >= 0) {
+            n = (size_t) snprintf((char *) lower, sizeof(lower), "%lld",
+                                  (long long) r->upstream->body_length);
+            return gn_binlog_escape(p, lower, n, esc);
         } else {
             static const gn_str_t  cl = gn_string("content_length");
 

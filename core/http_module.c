@@ -21,8 +21,15 @@
 #include "str.h"
 
 
-#define GN_STREAM_HIGH   (256 * 1024)    /* write() says GN_AGAIN above */
-#define GN_STREAM_LOW    GN_DRAINED_LOW  /* on_drained's callback below */
+#define GN_STREAM_HIGH   (256 * 1024)    /* write() says GN_AGAIN above,
+                                            unless r->stream_high says */
+#define GN_STREAM_LOW    GN_DRAINED_LOW  /* on_drained's callback below (or
+                                            below half of stream_high) */
+
+#define gn_stream_high(r)                                                    \
+    ((r)->stream_high != 0 ? (r)->stream_high : GN_STREAM_HIGH)
+#define gn_stream_low(r)                                                     \
+    gn_min(GN_STREAM_LOW, gn_stream_high(r) / 2)
 
 
 static void gn_http_module_resume(gn_http_request_t *r);
@@ -93,7 +100,7 @@ gn_http_module_drained_handler(gn_timer_t *t)
 void
 gn_http_module_sent(gn_http_request_t *r)
 {
-    if (r->drained_cb != NULL && r->sbuf_last - r->sbuf_pos <= GN_STREAM_LOW
+    if (r->drained_cb != NULL && r->sbuf_last - r->sbuf_pos <= gn_stream_low(r)
         && !gn_timer_is_set(&r->drained))
     {
         gn_timer_set(&r->drained, 0);
@@ -424,7 +431,7 @@ gn_http_module_write(gn_http_request_t *r, const void *data, size_t len)
             return GN_ERROR;
         }
         gn_http_module_kick(r);
-        return r->sbuf_last - r->sbuf_pos > GN_STREAM_HIGH ? GN_AGAIN
+        return r->sbuf_last - r->sbuf_pos > gn_stream_high(r) ? GN_AGAIN
                                                                : GN_OK;
     }
 

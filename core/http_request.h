@@ -150,6 +150,8 @@ struct gn_http_request_s {
     gn_array_t          *resp_headers;   /* of gn_http_header_t */
     void                *body_cb;        /* gn_body_pt */
     void                *body_arg;
+    size_t               stream_high;    /* write() says GN_AGAIN with
+                                            more waiting (0: 256 KiB) */
     u_char              *sbuf;           /* streamed bytes not yet sent */
     size_t               sbuf_pos;
     size_t               sbuf_last;
@@ -176,19 +178,27 @@ struct gn_http_request_s {
 
 
 
-/* A proxied request's $upstream_* (proxy.c fills it, the access log
- * reads it): one value per upstream tried, joined by ", " (nginx's
- * form), $proxy_host and FastCGI's $fastcgi_*. */
+/* A proxied request's tries (proxy.c fills them, the access log renders
+ * $upstream_* from them, one value per try joined by ", ", nginx's
+ * form, only when a log asks), $proxy_host and FastCGI's $fastcgi_*. */
+#define GN_HTTP_UPSTREAM_TRIES  8       /* the tries the log shows */
+
+typedef struct {
+    const gn_str_t      *addr;           /* the server's name */
+    gn_uint_t            status;         /* its status, or the one the
+                                            try failed with (502, 504) */
+    gn_msec_t            response;       /* ms from its start */
+    gn_msec_t            connect;        /* ... to connected; -1: never */
+} gn_http_upstream_try_t;
+
 typedef struct gn_http_upstream_s {
-    gn_str_t             addr;           /* $upstream_addr */
-    gn_str_t             status;         /* $upstream_status */
-    gn_str_t             response_time;  /* $upstream_response_time */
-    gn_str_t             connect_time;   /* $upstream_connect_time */
+    gn_http_upstream_try_t  tries[GN_HTTP_UPSTREAM_TRIES];
+    gn_uint_t            ntries;         /* made (the first 8 kept) */
     gn_str_t             host;           /* $proxy_host */
     gn_str_t             script_name;    /* $fastcgi_script_name */
     gn_str_t             path_info;      /* $fastcgi_path_info */
-    gn_str_t             body_length;    /* $content_length of a body
-                                            read whole; "": none */
+    off_t                body_length;    /* $content_length of a body
+                                            read whole; -1: none */
 } gn_http_upstream_t;
 
 
@@ -213,7 +223,8 @@ gn_int_t gn_http_module_read_file(gn_http_request_t *r, const char *path,
 gn_int_t gn_http_module_flush(gn_http_request_t *r);
 gn_int_t gn_http_module_finish(gn_http_request_t *r, int status);
 /* on_drained: cb (a gn_drained_pt) once r's unsent streamed bytes are
- * GN_DRAINED_LOW or fewer. GN_OK, or GN_ERROR after finish. */
+ * GN_DRAINED_LOW or fewer (half of r->stream_high when that is less).
+ * GN_OK, or GN_ERROR after finish. */
 gn_int_t gn_http_module_on_drained(gn_http_request_t *r, void (*cb)(void),
     void *arg);
 void gn_http_module_enter(gn_http_request_t *r);

@@ -129,60 +129,23 @@ gn_proxy_handler_for(gn_loc_conf_t *lc)
 
 /* ---- the log's values --------------------------------------------------- */
 
-/* Appends ", text" (or text) to f, in r's pool. */
-static void
-gn_proxy_log_add(gn_http_request_t *r, gn_str_t *f, const char *text,
-    size_t len)
-{
-    u_char  *p;
-
-    p = gn_pnalloc(r->pool, f->len + 2 + len);
-    if (p == NULL) {
-        return;
-    }
-    if (f->len > 0) {
-        memcpy(p, f->data, f->len);
-        memcpy(p + f->len, ", ", 2);
-    }
-    memcpy(p + (f->len > 0 ? f->len + 2 : 0), text, len);
-    f->len += (f->len > 0 ? 2 : 0) + len;
-    f->data = p;
-}
-
-
-static void
-gn_proxy_log_time(gn_http_request_t *r, gn_str_t *f, gn_msec_t ms)
-{
-    char  num[32];
-    int   n;
-
-    n = snprintf(num, sizeof(num), "%llu.%03llu",
-                 (unsigned long long) ms / 1000,
-                 (unsigned long long) ms % 1000);
-    gn_proxy_log_add(r, f, num, (size_t) n);
-}
-
-
-/* The end of an attempt: its server, status and times to the log. */
+/* The end of an attempt: its server, status and times, for the log (which
+ * renders them only when a format asks) and the counters. */
 static void
 gn_proxy_log_attempt(gn_proxy_ctx_t *ctx, gn_uint_t status, gn_uint_t fail)
 {
-    gn_http_request_t     *r = ctx->r;
-    gn_upstream_server_t  *s = ctx->up->group->servers.elts;
-    char                   num[8];
+    gn_upstream_server_t    *s = ctx->up->group->servers.elts;
+    gn_http_upstream_try_t  *t;
 
-    gn_proxy_log_add(r, &ctx->log.addr, (const char *) s[ctx->server].addr
-                     .name.data, s[ctx->server].addr.name.len);
-    snprintf(num, sizeof(num), "%03u", (unsigned) status % 1000);
-    gn_proxy_log_add(r, &ctx->log.status, num, 3);
-    gn_proxy_log_time(r, &ctx->log.response_time,
-                      gn_current_msec - ctx->started);
-    if (ctx->connected) {
-        gn_proxy_log_time(r, &ctx->log.connect_time,
-                          ctx->connected - ctx->started);
-    } else {
-        gn_proxy_log_add(r, &ctx->log.connect_time, "-", 1);
+    if (ctx->log.ntries < GN_HTTP_UPSTREAM_TRIES) {
+        t = &ctx->log.tries[ctx->log.ntries];
+        t->addr = &s[ctx->server].addr.name;
+        t->status = status;
+        t->response = gn_current_msec - ctx->started;
+        t->connect = ctx->connected ? ctx->connected - ctx->started
+                                    : (gn_msec_t) -1;
     }
+    ctx->log.ntries++;
 
     gn_upstream_account(ctx->up->group, ctx->server, ctx->status,
                         gn_current_msec - ctx->started, fail);
@@ -645,19 +608,6 @@ gn_proxy_fcgi_build(gn_proxy_ctx_t *ctx)
     gn_http_request_t  *r = ctx->r;
     u_char             *params, *p, *q;
     size_t              plen, len;
-    char                num[32];
-
-    if (r->has_body || ctx->body_len > 0) {
-        /* $content_length: what STDIN carries, a chunked body's too */
-        ctx->log.body_length.len = (size_t) snprintf(num, sizeof(num),
-                                                     "%zu", ctx->body_len);
-        ctx->log.body_length.data = gn_pnalloc(r->pool,
-                                               ctx->log.body_length.len);
-        if (ctx->log.body_length.data == NULL) {
-            return GN_ERROR;
-        }
-        memcpy(ctx->log.body_length.data, num, ctx->log.body_length.len);
-    }
 
     plen = gn_proxy_fcgi_params(ctx, NULL);
     params = gn_pnalloc(r->pool, plen);
@@ -689,6 +639,11 @@ gn_proxy_build(gn_proxy_ctx_t *ctx)
 {
     size_t   len;
     u_char  *p;
+
+    /* $content_length: what goes with the request, a chunked body's
+     * length too */
+    ctx->log.body_length = ctx->r->has_body || ctx->body_len > 0
+                           ? (off_t) ctx->body_len : -1;
 
     if (ctx->fcgi) {
         return gn_proxy_fcgi_build(ctx);
@@ -1240,8 +1195,12 @@ gn_proxy_begin(gn_proxy_ctx_t *ctx, gn_http_head_t *h)
         return GN_ERROR;
     }
 
+    /* proxy_buffering off: one buffer_size read at a time, sent before
+     * the next; on: 64 KiB reads, up to proxy_buffers waiting */
     ctx->state = GN_PROXY_BODY;
-    ctx->buf_size = ctx->buf_cap;
+    ctx->buf_size = ctx->up->buffering ? ctx->buf_cap : ctx->up->buffer_size;
+    r->stream_high = ctx->up->buffering ? ctx->up->buffers
+                                        : ctx->up->buffer_size;
     return GN_OK;
 }
 
@@ -1348,8 +1307,11 @@ gn_proxy_write(gn_proxy_ctx_t *ctx, const u_char *p, size_t n)
     }
 
     if (rc == GN_AGAIN && !ctx->paused) {
-        /* the client has 256 KiB waiting: no more reads until it took
-         * most of them */
+        /* the client has proxy_buffers waiting: no more reads until it
+         * took half of them (or 64 KiB waits) */
+        gn_log_error(GN_LOG_DEBUG, &ctx->r->c->log, 0, "upstream reads "
+                     "paused: %zu bytes wait for the client",
+                     ctx->r->sbuf_last - ctx->r->sbuf_pos);
         ctx->paused = 1;
         gn_timer_del(&ctx->timer);
         (void) gn_http_module_on_drained(ctx->r,
@@ -1619,9 +1581,11 @@ gn_proxy_read(gn_proxy_ctx_t *ctx)
            && ctx->state != GN_PROXY_TUNNEL)
     {
         if (ctx->state == GN_PROXY_HEAD && ctx->buf_len == ctx->buf_size) {
-            gn_proxy_log_upstream(ctx, GN_LOG_ERR, 0, "upstream sent a "
-                                  "response head larger than "
-                                  "proxy_buffer_size");
+            gn_proxy_log_upstream(ctx, GN_LOG_ERR, 0, ctx->fcgi
+                                  ? "FastCGI responder sent a response "
+                                    "head larger than fastcgi_buffer_size"
+                                  : "upstream sent a response head larger "
+                                    "than proxy_buffer_size");
             gn_proxy_fail(ctx, GN_PROXY_NEXT_INVALID, 502, 1);
             return;
         }
@@ -1985,6 +1949,7 @@ gn_proxy_handler(const gn_api_t *api, gn_request_t *rq)
     }
     ctx->buf_size = ctx->up->buffer_size;     /* the head's limit first */
     gn_timer_init_node(&ctx->timer, gn_proxy_timeout, ctx);
+    ctx->log.body_length = -1;
     r->upstream = &ctx->log;
     if (ctx->fcgi) {
         if (gn_proxy_fcgi_script(ctx) != GN_OK) {
@@ -2288,6 +2253,30 @@ gn_proxy_next_upstream(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
 }
 
 
+/* proxy_buffers N SIZE (fastcgi_buffers): N x SIZE bytes may wait for
+ * the client before the upstream is read no more. */
+static char *
+gn_proxy_buffers(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
+{
+    gn_str_t  *value = cf->args->elts;
+    gn_int_t   n;
+    ssize_t    size;
+
+    n = gn_atoi(value[1].data, value[1].len);
+    size = gn_parse_size(&value[2]);
+    if (n < 1 || size < 1024 || (size_t) n > (64 << 20) / (size_t) size) {
+        gn_conf_error(cf, "invalid \"%.*s %.*s %.*s\", expected a number "
+                      "of buffers and their size (1k or more, 64m in all "
+                      "at most)", GN_STR_ARG(&cmd->name),
+                      GN_STR_ARG(&value[1]), GN_STR_ARG(&value[2]));
+        return GN_CONF_ERROR;
+    }
+
+    *(size_t *) ((u_char *) conf + cmd->offset) = (size_t) n * (size_t) size;
+    return GN_CONF_OK;
+}
+
+
 static char *
 gn_proxy_redirect_set(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
 {
@@ -2332,7 +2321,13 @@ gn_proxy_redirect_set(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
       gn_proxy_offset(up.read_timeout), NULL, "60s" },                       \
     { gn_string(prefix "buffer_size"), GN_CONF_ANY | GN_CONF_TAKE1,          \
       gn_conf_set_size_slot, GN_CONF_LOC_CONF,                               \
-      gn_proxy_offset(up.buffer_size), NULL, "8k" }
+      gn_proxy_offset(up.buffer_size), NULL, "8k" },                         \
+    { gn_string(prefix "buffering"), GN_CONF_ANY | GN_CONF_FLAG,             \
+      gn_conf_set_flag_slot, GN_CONF_LOC_CONF,                               \
+      gn_proxy_offset(up.buffering), NULL, "on" },                           \
+    { gn_string(prefix "buffers"), GN_CONF_ANY | GN_CONF_TAKE2,              \
+      gn_proxy_buffers, GN_CONF_LOC_CONF,                                    \
+      gn_proxy_offset(up.buffers), NULL, NULL }
 
 static const u_char  gn_proxy_fcgi_cmd;     /* a non-NULL post */
 
@@ -2397,6 +2392,8 @@ gn_proxy_create(gn_conf_t *cf, gn_loc_conf_t *lc)
     pc->redirect = GN_CONF_UNSET;
     pc->http.next_upstream = GN_CONF_UNSET_UINT;
     pc->fcgi.next_upstream = GN_CONF_UNSET_UINT;
+    pc->http.buffers = GN_CONF_UNSET_SIZE;
+    pc->fcgi.buffers = GN_CONF_UNSET_SIZE;
     return GN_OK;
 }
 
@@ -2449,6 +2446,14 @@ gn_proxy_merge(gn_conf_t *cf, gn_loc_conf_t *lc, gn_loc_conf_t *prev)
                                  : GN_PROXY_NEXT_ERROR
                                    | GN_PROXY_NEXT_TIMEOUT;
     }
+    /* 256 KiB by default: nginx's 8 x 8k and temporary files beyond,
+     * where none are written here */
+    gn_conf_merge_size_value(pc->http.buffers,
+                             pp ? pp->http.buffers : GN_CONF_UNSET_SIZE,
+                             256 * 1024);
+    gn_conf_merge_size_value(pc->fcgi.buffers,
+                             pp ? pp->fcgi.buffers : GN_CONF_UNSET_SIZE,
+                             256 * 1024);
     if (pc->fcgi_params == NULL && pp != NULL) {
         pc->fcgi_params = pp->fcgi_params;
     }

@@ -54,6 +54,8 @@ typedef struct {
     gn_msec_t            send_timeout;
     gn_msec_t            read_timeout;
     size_t               buffer_size;    /* the response head, at most */
+    gn_flag_t            buffering;      /* *_buffering */
+    size_t               buffers;        /* *_buffers N SIZE: N x SIZE */
     gn_uint_t            next_upstream;  /* GN_PROXY_NEXT_* */
     gn_int_t             next_upstream_tries;   /* 0: no limit */
 } gn_proxy_pass_t;

@@ -254,6 +254,12 @@ my @bad_lines = (
       'invalid header name "X Y" in "proxy_set_header"', 5 ],
     [ 'proxy-header-var', 0, [ 'proxy_set_header X $nosuch;' ],
       'unknown variable "$nosuch" in "proxy_set_header"', 5 ],
+    [ 'proxy-buffers', 0, [ 'proxy_buffers 8 100;' ],
+      'invalid "proxy_buffers 8 100", expected a number of buffers and '
+      . 'their size (1k or more, 64m in all at most)', 5 ],
+    [ 'fastcgi-buffers', 0, [ 'fastcgi_buffers 100000 1m;' ],
+      'invalid "fastcgi_buffers 100000 1m", expected a number of buffers '
+      . 'and their size (1k or more, 64m in all at most)', 5 ],
     # FastCGI (issue 22, item 3)
     [ 'fastcgi-and-proxy', 0,
       [ 'location / { proxy_pass http://127.0.0.1:1;',

@@ -166,6 +166,14 @@ server {
         proxy_pass http://127.0.0.1:$b1/;
         proxy_buffer_size 1k;
     }
+    location /nobuf/ {
+        proxy_pass http://127.0.0.1:$b1/;
+        proxy_buffering off;
+    }
+    location /bufs/ {
+        proxy_pass http://127.0.0.1:$b1/;
+        proxy_buffers 2 4k;
+    }
 }
 EOF
 
@@ -555,6 +563,12 @@ SKIP: {
     ok($during_kb - $before_kb < 16 * 1024,
        'a fast upstream and a slow client: the child grew by '
        . ($during_kb - $before_kb) . ' kB, not by 60 MB');
+}
+
+for my $p ('/nobuf/chunked/2000000', '/bufs/size/2000000') {
+    $r = get($p);
+    ok(($r->{body} // '') eq pattern(2000000),
+       "$p: proxy_buffering off / proxy_buffers 2 4k, every byte");
 }
 
 # ---- many clients, a small pool: each gets its own bytes --------------------

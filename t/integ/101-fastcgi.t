@@ -124,6 +124,26 @@ server {
         fastcgi_param SCRIPT_NAME \$fastcgi_script_name;
     }
 }
+
+# what waits for a slow client, seen in the debug log
+server {
+    listen 127.0.0.1:%%PORT_4%%;
+    error_log logs/debug.log debug;
+
+    location /nobuf/ {
+        fastcgi_pass 127.0.0.1:$f1;
+        fastcgi_buffering off;
+        fastcgi_buffer_size 4k;
+        fastcgi_split_path_info ^/nobuf(/.*)()\$;
+        fastcgi_param SCRIPT_NAME \$fastcgi_script_name;
+    }
+    location /buf/ {
+        fastcgi_pass 127.0.0.1:$f1;
+        fastcgi_buffers 4 16k;
+        fastcgi_split_path_info ^/buf(/.*)()\$;
+        fastcgi_param SCRIPT_NAME \$fastcgi_script_name;
+    }
+}
 EOF
 
 my @pids = (GnBackend::start_fcgi($t, $f1, 'f1'),
@@ -359,6 +379,38 @@ for my $pid (@kids) {
 }
 is($bad, 0, '150 requests of 6 clients over 2 pooled connections: each '
    . 'its own answer');
+
+# ---- a slow client: what may wait for it -----------------------------------
+
+# The most that waited when reads from the responder paused, from the
+# debug log's lines since `from`.
+sub paused_max
+{
+    my ($from) = @_;
+    my $log = $t->read_file('logs/debug.log') // '';
+    my @n = substr($log, $from) =~ /upstream reads paused: (\d+) bytes/g;
+
+    return (scalar(@n), (sort { $b <=> $a } @n)[0] // 0);
+}
+
+for my $c (['/nobuf/', 4096 + 4096 + 64, 'fastcgi_buffering off, 4k'],
+           ['/buf/', 65536 + 65536 + 64, 'fastcgi_buffers 4 16k'])
+{
+    my ($path, $bound, $what) = @$c;
+    my $from = length($t->read_file('logs/debug.log') // '');
+    my $s = $t->connect(port => $t->port(4), rcvbuf => 4096);
+    $t->write_all($s, $t->request("${path}size/3000000"));
+    sleep(1);                            # the client reads nothing
+    my $buf = '';
+    my $r = $t->read_response($s, \$buf, timeout => 20);
+    close $s;
+    ok(($r->{body} // '') eq pattern(3000000),
+       "$what: a slow client gets every byte");
+    my ($n, $max) = paused_max($from);
+    ok($n > 0, "$what: reads from the responder paused ($n times)");
+    cmp_ok($max, '<=', $bound, "$what: at most $bound bytes waited "
+           . "($max)");
+}
 
 # ---- the access log --------------------------------------------------------
 
