@@ -70,7 +70,8 @@ gn_fcgi_pair_len(u_char *p, size_t nlen, size_t vlen)
 
 
 size_t
-gn_fcgi_stream(u_char *p, gn_uint_t type, const u_char *data, size_t len)
+gn_fcgi_stream(u_char *p, gn_uint_t type, const u_char *data, size_t len,
+    gn_uint_t last)
 {
     size_t  total = 0, n, pad;
 
@@ -88,6 +89,9 @@ gn_fcgi_stream(u_char *p, gn_uint_t type, const u_char *data, size_t len)
         len -= n;
     }
 
+    if (!last) {
+        return total;
+    }
     if (p != NULL) {
         (void) gn_fcgi_header(p, type, 0, 0);
     }

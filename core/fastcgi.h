@@ -41,11 +41,11 @@ u_char *gn_fcgi_begin(u_char *p, gn_uint_t keep);
 size_t gn_fcgi_pair_len(u_char *p, size_t nlen, size_t vlen);
 
 /* The records of a stream of `type` carrying data[0..len) (none when
- * len is 0), then its empty end record: written at p, or measured (p
- * NULL). Content is padded to multiples of 8 bytes. Returns the
- * length. */
+ * len is 0), then, when `last`, its empty end record: written at p, or
+ * measured (p NULL). Content is padded to multiples of 8 bytes. Returns
+ * the length. */
 size_t gn_fcgi_stream(u_char *p, gn_uint_t type, const u_char *data,
-    size_t len);
+    size_t len, gn_uint_t last);
 
 
 /* The decoder of a responder's records, kept across reads. */

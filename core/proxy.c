@@ -67,9 +67,17 @@ typedef struct {
     gn_uint_t            sent_any;       /* request bytes reached one */
     uint32_t             hash;           /* of the group's hash key */
 
-    u_char              *body;           /* the request body, malloc()ed */
+    u_char              *body;           /* the request body, malloc()ed;
+                                            streaming: the whole request
+                                            so far, head first */
     size_t               body_len;
     size_t               body_cap;
+    gn_uint_t            streaming;      /* *_request_buffering off: the
+                                            body goes as it comes */
+    gn_uint_t            body_complete;  /* ... its end is in `body` */
+    gn_uint_t            early;          /* ... the upstream answered
+                                            before it all went: its
+                                            connection is not kept */
     u_char              *req;            /* head + body to send */
     size_t               req_len;
     size_t               sent;
@@ -354,11 +362,16 @@ gn_proxy_head(gn_proxy_ctx_t *ctx, u_char *p)
         gn_proxy_put("Connection: close\r\n", 19);
     }
 
-    if (r->has_body || (r->head.method & (GN_HTTP_POST | GN_HTTP_PUT
-                                           | GN_HTTP_PATCH)))
+    if (ctx->streaming && r->head.content_length < 0) {
+        gn_proxy_put("Transfer-Encoding: chunked\r\n", 28);
+
+    } else if (r->has_body || (r->head.method & (GN_HTTP_POST | GN_HTTP_PUT
+                                                  | GN_HTTP_PATCH)))
     {
-        n = (size_t) snprintf(num, sizeof(num), "Content-Length: %zu\r\n",
-                              ctx->body_len);
+        n = (size_t) snprintf(num, sizeof(num), "Content-Length: %lld\r\n",
+                              ctx->streaming
+                              ? (long long) r->head.content_length
+                              : (long long) ctx->body_len);
         gn_proxy_put(num, n);
     }
 
@@ -617,19 +630,39 @@ gn_proxy_fcgi_build(gn_proxy_ctx_t *ctx)
     (void) gn_proxy_fcgi_params(ctx, params);
 
     len = GN_FCGI_BEGIN_LEN
-          + gn_fcgi_stream(NULL, GN_FCGI_PARAMS, params, plen)
-          + gn_fcgi_stream(NULL, GN_FCGI_STDIN, ctx->body, ctx->body_len);
+          + gn_fcgi_stream(NULL, GN_FCGI_PARAMS, params, plen, 1)
+          + gn_fcgi_stream(NULL, GN_FCGI_STDIN, ctx->body, ctx->body_len,
+                           !ctx->streaming);
     p = gn_pnalloc(r->pool, len);
     if (p == NULL) {
         return GN_ERROR;
     }
 
     q = gn_fcgi_begin(p, ctx->pc->fcgi_keep_conn);
-    q += gn_fcgi_stream(q, GN_FCGI_PARAMS, params, plen);
-    (void) gn_fcgi_stream(q, GN_FCGI_STDIN, ctx->body, ctx->body_len);
+    q += gn_fcgi_stream(q, GN_FCGI_PARAMS, params, plen, 1);
+    (void) gn_fcgi_stream(q, GN_FCGI_STDIN, ctx->body, ctx->body_len,
+                          !ctx->streaming);
 
     ctx->req = p;
     ctx->req_len = len;
+    return GN_OK;
+}
+
+
+/* Streaming: n more bytes of the request to send (`body` holds all of
+ * it, so a try that sent nothing can start again). */
+static gn_int_t
+gn_proxy_stream_put(gn_proxy_ctx_t *ctx, const u_char *p, size_t n)
+{
+    if (gn_str_reserve(&ctx->body, &ctx->body_cap, ctx->body_len + n, 16384)
+        != GN_OK)
+    {
+        return GN_ERROR;
+    }
+    memcpy(ctx->body + ctx->body_len, p, n);
+    ctx->body_len += n;
+    ctx->req = ctx->body;
+    ctx->req_len = ctx->body_len;
     return GN_OK;
 }
 
@@ -641,8 +674,9 @@ gn_proxy_build(gn_proxy_ctx_t *ctx)
     u_char  *p;
 
     /* $content_length: what goes with the request, a chunked body's
-     * length too */
-    ctx->log.body_length = ctx->r->has_body || ctx->body_len > 0
+     * length too (streamed: the client's Content-Length, if any) */
+    ctx->log.body_length = ctx->streaming ? ctx->r->head.content_length
+                           : ctx->r->has_body || ctx->body_len > 0
                            ? (off_t) ctx->body_len : -1;
 
     if (ctx->fcgi) {
@@ -794,7 +828,8 @@ gn_proxy_fail(gn_proxy_ctx_t *ctx, gn_uint_t next, gn_uint_t status,
     }
 
     if (gn_proxy_may_retry(ctx, next)
-        && (!ctx->sent_any || gn_proxy_idempotent(ctx->r)))
+        && (!ctx->sent_any
+            || (gn_proxy_idempotent(ctx->r) && !ctx->streaming)))
     {
         gn_proxy_connect(ctx);
         return;
@@ -853,6 +888,12 @@ gn_proxy_send(gn_proxy_ctx_t *ctx)
                                   "while sending the request");
         }
         gn_proxy_fail(ctx, GN_PROXY_NEXT_ERROR, 502, 1);
+        return;
+    }
+
+    if (ctx->streaming && !ctx->body_complete) {
+        /* all that came went: the client's body timeout runs now */
+        gn_timer_del(&ctx->timer);
         return;
     }
 
@@ -928,6 +969,17 @@ gn_proxy_event(gn_upstream_conn_t *uc, uint32_t events)
         break;
 
     case GN_PROXY_SENDING:
+        if (ctx->streaming && !ctx->body_complete
+            && (events & (GN_EV_IN | GN_EV_ERR)))
+        {
+            /* it answers (or closes) before the whole body went: the
+             * rest of the body goes nowhere */
+            ctx->early = 1;
+            ctx->state = GN_PROXY_HEAD;
+            gn_timer_set(&ctx->timer, ctx->up->read_timeout);
+            gn_proxy_read(ctx);
+            break;
+        }
         gn_proxy_send(ctx);
         break;
 
@@ -990,6 +1042,7 @@ gn_proxy_connect(gn_proxy_ctx_t *ctx)
     ctx->sent = 0;
     memset(&ctx->dec, 0, sizeof(gn_fcgi_dec_t));
     ctx->extra = 0;
+    ctx->early = 0;
 
     uc = gn_upstream_get(ctx->up->group, ctx->tried, ctx->hash,
                          ctx->retried_stale,
@@ -1275,7 +1328,7 @@ gn_proxy_done(gn_proxy_ctx_t *ctx, gn_uint_t extra)
     if (ctx->uc != NULL && ctx->uc->tls != NULL) {
         gn_tls_client_save(ctx->tls, ctx->uc->tls);
     }
-    gn_proxy_release(ctx, 0, ctx->keep && !extra);
+    gn_proxy_release(ctx, 0, ctx->keep && !extra && !ctx->early);
     (void) gn_http_module_finish(ctx->r, GN_OK);
 }
 
@@ -1920,6 +1973,86 @@ gn_proxy_request_body(const gn_api_t *api, gn_request_t *rq,
 }
 
 
+/* *_request_buffering off: a piece of the body as it came, framed for
+ * the upstream (chunked to HTTP without a Content-Length, STDIN records
+ * to FastCGI) and sent at once when the connection is ready. */
+static void
+gn_proxy_request_piece(const gn_api_t *api, gn_request_t *rq,
+    const void *data, size_t len, int last, void *arg)
+{
+    gn_proxy_ctx_t  *ctx = arg;
+    u_char           frame[GN_FCGI_HEADER_LEN * 2 + 32], *p = frame;
+    gn_int_t         rc = GN_OK;
+
+    (void) api;
+    (void) rq;
+
+    if (ctx->early || ctx->r->finished) {
+        return;                           /* answered already: dropped */
+    }
+
+    if (ctx->fcgi) {
+        if (len > 0) {
+            p = gn_pnalloc(ctx->r->pool, gn_fcgi_stream(NULL, GN_FCGI_STDIN,
+                                                        data, len, 0));
+            rc = p == NULL ? GN_ERROR
+                 : gn_proxy_stream_put(ctx, p,
+                                       gn_fcgi_stream(p, GN_FCGI_STDIN, data,
+                                                      len, 0));
+        }
+        if (rc == GN_OK && last) {
+            rc = gn_proxy_stream_put(ctx, frame,
+                                     gn_fcgi_stream(frame, GN_FCGI_STDIN,
+                                                    NULL, 0, 1));
+        }
+
+    } else if (ctx->r->head.content_length < 0) {
+        if (len > 0) {
+            rc = gn_proxy_stream_put(ctx, frame, (size_t) snprintf(
+                                         (char *) frame, sizeof(frame),
+                                         "%zx\r\n", len));
+            rc = rc == GN_OK ? gn_proxy_stream_put(ctx, data, len) : rc;
+            rc = rc == GN_OK ? gn_proxy_stream_put(ctx, (u_char *) "\r\n", 2)
+                             : rc;
+        }
+        if (rc == GN_OK && last) {
+            rc = gn_proxy_stream_put(ctx, (u_char *) "0\r\n\r\n", 5);
+        }
+
+    } else if (len > 0) {
+        rc = gn_proxy_stream_put(ctx, data, len);
+    }
+
+    if (rc != GN_OK) {
+        (void) gn_http_module_finish(ctx->r, 500);
+        return;
+    }
+
+    ctx->body_complete |= last;
+    if (ctx->uc != NULL && ctx->state == GN_PROXY_SENDING) {
+        gn_proxy_send(ctx);
+    }
+}
+
+
+/* *_request_buffering off: the head goes now, the body as it comes. */
+static gn_int_t
+gn_proxy_stream_start(gn_proxy_ctx_t *ctx)
+{
+    ctx->streaming = 1;
+    if (gn_proxy_build(ctx) != GN_OK
+        || gn_proxy_stream_put(ctx, ctx->req, ctx->req_len) != GN_OK
+        || gn_http_module_read_body(ctx->r, (void *) gn_proxy_request_piece,
+                                    ctx) != GN_OK)
+    {
+        return GN_ERROR;
+    }
+
+    gn_proxy_connect(ctx);
+    return GN_AGAIN;
+}
+
+
 static int
 gn_proxy_handler(const gn_api_t *api, gn_request_t *rq)
 {
@@ -1961,6 +2094,10 @@ gn_proxy_handler(const gn_api_t *api, gn_request_t *rq)
     }
     if (ctx->up->group->method == GN_UPSTREAM_HASH) {
         ctx->hash = gn_proxy_hash(r, &ctx->up->group->hash_key);
+    }
+
+    if (r->has_body && !r->body_done && !ctx->up->request_buffering) {
+        return gn_proxy_stream_start(ctx);
     }
 
     if (r->has_body && !r->body_done) {
@@ -2327,7 +2464,10 @@ gn_proxy_redirect_set(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
       gn_proxy_offset(up.buffering), NULL, "on" },                           \
     { gn_string(prefix "buffers"), GN_CONF_ANY | GN_CONF_TAKE2,              \
       gn_proxy_buffers, GN_CONF_LOC_CONF,                                    \
-      gn_proxy_offset(up.buffers), NULL, NULL }
+      gn_proxy_offset(up.buffers), NULL, NULL },                             \
+    { gn_string(prefix "request_buffering"), GN_CONF_ANY | GN_CONF_FLAG,     \
+      gn_conf_set_flag_slot, GN_CONF_LOC_CONF,                               \
+      gn_proxy_offset(up.request_buffering), NULL, "on" }
 
 static const u_char  gn_proxy_fcgi_cmd;     /* a non-NULL post */
 

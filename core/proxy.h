@@ -7,7 +7,9 @@
  * It is a core handler on the request's asynchronous handler path (the
  * one modules use, http_module.c): the request body is read whole first
  * (bounded by client_max_body_size) so that a request can go to the next
- * server; the response is streamed to the client as it comes, and the
+ * server, or with *_request_buffering off sent as it comes (kept too, so
+ * that a try that sent nothing can start again); the response is
+ * streamed to the client as it comes, and the
  * upstream is read no faster than the client takes it (at most 256 KiB
  * waiting, then reading stops until the client drained it), so a fast
  * upstream and a slow client cost bounded memory.
@@ -55,6 +57,7 @@ typedef struct {
     gn_msec_t            read_timeout;
     size_t               buffer_size;    /* the response head, at most */
     gn_flag_t            buffering;      /* *_buffering */
+    gn_flag_t            request_buffering;  /* *_request_buffering */
     size_t               buffers;        /* *_buffers N SIZE: N x SIZE */
     gn_uint_t            next_upstream;  /* GN_PROXY_NEXT_* */
     gn_int_t             next_upstream_tries;   /* 0: no limit */

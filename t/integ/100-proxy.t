@@ -21,6 +21,7 @@ use strict;
 use warnings;
 
 use Test::More;
+use Digest::MD5 qw(md5_hex);
 use IO::Socket::INET;
 use IO::Select;
 use POSIX qw(:sys_wait_h);
@@ -173,6 +174,14 @@ server {
     location /bufs/ {
         proxy_pass http://127.0.0.1:$b1/;
         proxy_buffers 2 4k;
+    }
+    location /stream/ {
+        proxy_pass http://127.0.0.1:$b1/;
+        proxy_request_buffering off;
+    }
+    location /streamf/ {
+        proxy_pass http://flaky/;
+        proxy_request_buffering off;
     }
 }
 EOF
@@ -570,6 +579,50 @@ for my $p ('/nobuf/chunked/2000000', '/bufs/size/2000000') {
     ok(($r->{body} // '') eq pattern(2000000),
        "$p: proxy_buffering off / proxy_buffers 2 4k, every byte");
 }
+
+# ---- request bodies as they come (proxy_request_buffering off) ------------
+
+# A request whose body comes in two parts a second apart; the backend says
+# how long after the head its body ended.
+sub two_parts
+{
+    my ($path, $chunked, $p1, $p2) = @_;
+    my $s = $t->connect;
+    my $head = "POST $path HTTP/1.1\r\nHost: localhost\r\nConnection: close"
+               . "\r\n" . ($chunked ? "Transfer-Encoding: chunked\r\n"
+                                  : 'Content-Length: ' . length($p1 . $p2)
+                                    . "\r\n") . "\r\n";
+    my $frame = sub { $chunked ? sprintf("%x\r\n%s\r\n", length $_[0], $_[0])
+                               : $_[0] };
+    $t->write_all($s, $head . $frame->($p1));
+    sleep(1);
+    $t->write_all($s, $frame->($p2) . ($chunked ? "0\r\n\r\n" : ''));
+    my $buf = '';
+    my $res = $t->read_response($s, \$buf);
+    close $s;
+    my %v = ($res->{body} // '') =~ /(\w+)=(\w+)/g;
+    return \%v;
+}
+
+my ($p1, $p2) = ('a' x 30000, 'b' x 20000);
+my $v = two_parts('/x/bodytime', 0, $p1, $p2);
+is($v->{md5}, md5_hex($p1 . $p2), 'a body in two parts, buffered: whole');
+cmp_ok($v->{body_ms} // 9999, '<', 700,
+       '... it went to the upstream once it was all read');
+$v = two_parts('/stream/bodytime', 0, $p1, $p2);
+is($v->{md5}, md5_hex($p1 . $p2),
+   'proxy_request_buffering off: the body whole');
+cmp_ok($v->{body_ms} // 0, '>=', 700,
+       '... its first part went before the second came ('
+       . ($v->{body_ms} // '?') . ' ms)');
+is($v->{chunked}, 0, '... with its Content-Length');
+$v = two_parts('/stream/bodytime', 1, $p1, $p2);
+is($v->{md5}, md5_hex($p1 . $p2), 'a chunked body, streamed: whole');
+is($v->{chunked}, 1, '... chunked to the upstream, no length known');
+cmp_ok($v->{body_ms} // 0, '>=', 700, '... as it came');
+$v = two_parts('/streamf/bodytime', 0, $p1, $p2);
+is($v->{md5}, md5_hex($p1 . $p2),
+   'streamed, the first server refused: the next one has it whole');
 
 # ---- many clients, a small pool: each gets its own bytes --------------------
 

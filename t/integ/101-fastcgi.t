@@ -109,6 +109,13 @@ server {
     location /dead/ {
         fastcgi_pass 127.0.0.1:$dead;
     }
+    location /stream/ {
+        fastcgi_pass 127.0.0.1:$f1;
+        fastcgi_request_buffering off;
+        fastcgi_split_path_info ^/stream(/.*)()\$;
+        fastcgi_param SCRIPT_NAME \$fastcgi_script_name;
+        fastcgi_param CONTENT_LENGTH \$content_length;
+    }
     location /small/ {
         fastcgi_pass 127.0.0.1:$f1;
         fastcgi_buffer_size 1k;
@@ -241,6 +248,38 @@ $r = $t->http($chunked);
 $p = params($r);
 is($p->{CONTENT_LENGTH}, '11', 'a chunked body: CONTENT_LENGTH as read');
 is($p->{stdin}, '11:' . md5_hex('hello world'), '... on STDIN');
+
+# fastcgi_request_buffering off: STDIN as the body comes
+for my $c (['/echo', 0, 'buffered'], ['/stream/stdintime', 1, 'streamed'],
+           ['/stream/stdintime', 2, 'streamed, chunked'])
+{
+    my ($path, $mode, $what) = @$c;
+    my ($p1, $p2) = ('c' x 40000, 'd' x 30000);
+    my $s = $t->connect;
+    $t->write_all($s, "POST $path HTTP/1.1\r\nHost: localhost\r\n"
+                  . "Connection: close\r\n"
+                  . ($mode == 2 ? "Transfer-Encoding: chunked\r\n\r\n"
+                                  . sprintf("%x\r\n%s\r\n", 40000, $p1)
+                                : "Content-Length: 70000\r\n\r\n$p1"));
+    sleep(1);
+    $t->write_all($s, $mode == 2 ? sprintf("%x\r\n%s\r\n0\r\n\r\n", 30000,
+                                           $p2)
+                                 : $p2);
+    my $buf = '';
+    my $x = $t->read_response($s, \$buf);
+    close $s;
+    my %v = ($x->{body} // '') =~ /^(\w+)=(.*)$/mg;
+    my $md5 = md5_hex($p1 . $p2);
+    if ($mode == 0) {
+        is($v{stdin}, "70000:$md5", "$what: STDIN whole");
+        next;
+    }
+    my ($ms, $len, $m) = ($x->{body} // '')
+                         =~ /stdin_ms=(\d+) len=(\d+) md5=(\w+)/;
+    is("$len:$m", "70000:$md5", "$what: STDIN whole");
+    cmp_ok($ms // 0, '>=', 700, "$what: its first part went before the "
+           . 'second came (' . ($ms // '?') . ' ms)');
+}
 
 # ---- responses -------------------------------------------------------------
 

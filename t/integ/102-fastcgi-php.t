@@ -184,6 +184,12 @@ server {
         include %%SRCDIR%%/etc/fastcgi_params;
         fastcgi_pass 127.0.0.1:$tcp;
     }
+    location ^~ /stream/ {
+        fastcgi_split_path_info ^/stream(/.+\\.php)(.*)\$;
+        include %%SRCDIR%%/etc/fastcgi_params;
+        fastcgi_pass unix:$sock;
+        fastcgi_request_buffering off;
+    }
     location ^~ /keep/ {
         fastcgi_split_path_info ^/keep(/.+\\.php)(.*)\$;
         include %%SRCDIR%%/etc/fastcgi_params;
@@ -268,6 +274,14 @@ is_deeply($j->{files}{bin}, { name => 'data.bin', size => 300000, error => 0,
 is_deeply($j->{files}{txt}, { name => 'a.txt', size => length($txt),
                               error => 0, md5 => md5_hex($txt) },
           '... and a text file');
+
+$j = json($t->http($t->request('/stream/info.php', method => 'POST',
+                               headers => ["Content-Type: multipart/form-data;"
+                                           . " boundary=$bd"],
+                               body => $mp)));
+is_deeply($j->{files}{bin}, { name => 'data.bin', size => 300000, error => 0,
+                              md5 => md5_hex($bin) },
+          'fastcgi_request_buffering off: the upload streamed to PHP');
 
 my $raw = '{"json": [1, 2, 3]}' x 1000;
 $j = json($t->http($t->request('/info.php', method => 'PUT',

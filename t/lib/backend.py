@@ -30,6 +30,9 @@ reads request bodies by Content-Length or chunked, and answers by path:
   /ws101             a 101 nobody asked for
   /tls               "reused=0|1 sni=NAME": whether this TLS connection
                      resumed a session, and the name the client sent
+  /bodytime          "body_ms=T len=L md5=M chunked=0|1": the ms from
+                     the end of the request head to the end of its body,
+                     the body's length and MD5, whether it came chunked
 
 Exits on SIGTERM, or after 15 minutes. Standard library only.
 """
@@ -40,6 +43,7 @@ import hashlib
 import signal
 import ssl
 import sys
+import time
 
 PATTERN = b"0123456789"
 
@@ -70,6 +74,7 @@ class Backend:
 
     async def read_request(self, reader):
         head = await reader.readuntil(b"\r\n\r\n")
+        start = time.monotonic()
         lines = head[:-4].split(b"\r\n")
         method, target, _ = lines[0].split(b" ", 2)
         fields = []
@@ -95,6 +100,8 @@ class Backend:
                 await reader.readexactly(2)
         elif length:
             body = await reader.readexactly(length)
+        self.body_ms = int((time.monotonic() - start) * 1000)
+        self.body_chunked = int(chunked)
         return method, target, fields, body, head
 
     @staticmethod
@@ -127,7 +134,12 @@ class Backend:
             target = ("/" + "/".join(parts[3:])).encode()
             return await self.answer(method, target, fields, body, head,
                                      writer, reader)
-        if "/echo" in path:
+        if path == "/bodytime":
+            send(self.response(200, b"body_ms=%d len=%d md5=%s chunked=%d\n"
+                               % (self.body_ms, len(body),
+                                  hashlib.md5(body).hexdigest().encode(),
+                                  self.body_chunked)))
+        elif "/echo" in path:
             send(self.response(200, head + body,
                                [(b"Content-Type", b"text/plain")]))
         elif path.startswith("/size/"):

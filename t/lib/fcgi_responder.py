@@ -30,6 +30,8 @@ by the GN_SCRIPT param, else SCRIPT_NAME:
   /cut          a head and half a body, then the connection closed
   /silent       reads the request, never answers
   /delay/MS/X   waits MS ms, then answers /X
+  /stdintime    "stdin_ms=T len=L md5=M": the ms from the end of PARAMS
+                to the end of STDIN, its length and MD5
 
 Exits on SIGTERM, or after 15 minutes. Standard library only.
 """
@@ -40,6 +42,7 @@ import os
 import signal
 import struct
 import sys
+import time
 
 PATTERN = b"0123456789"
 BEGIN, END, PARAMS, STDIN, STDOUT, STDERR = 1, 3, 4, 5, 6, 7
@@ -109,6 +112,7 @@ class Responder:
 
     async def read_request(self, reader):
         keep, params, stdin = False, b"", b""
+        start = time.monotonic()
         params_done = stdin_done = False
         while not (params_done and stdin_done):
             rtype, rid, content = await self.read_record(reader)
@@ -119,11 +123,13 @@ class Responder:
                     params += content
                 else:
                     params_done = True
+                    start = time.monotonic()
             elif rtype == STDIN:
                 if content:
                     stdin += content
                 else:
                     stdin_done = True
+        self.stdin_ms = int((time.monotonic() - start) * 1000)
         return keep, params_of(params), stdin
 
     def respond(self, script, params, stdin):
@@ -172,6 +178,10 @@ class Responder:
         if script == "/location":
             return (stream(STDOUT, b"Location: /elsewhere\r\n\r\n")
                     + record(STDOUT) + end_request(), False)
+        if script == "/stdintime":
+            body = ("stdin_ms=%d len=%d md5=%s\n"
+                    % (self.stdin_ms, len(stdin),
+                       hashlib.md5(stdin).hexdigest())).encode()
         if script == "/id":
             body = (self.name + "\n").encode()
         if script == "/stats":

@@ -63,22 +63,26 @@ test_request(void)
     is_int(gn_fcgi_pair_len(buf, 128, 3), 5, "pair lengths: 4 + 1");
     ok(memcmp(buf, "\x80\0\0\x80\3", 5) == 0, "... 128 takes 4 bytes");
 
-    n = gn_fcgi_stream(buf, GN_FCGI_STDIN, NULL, 0);
+    n = gn_fcgi_stream(buf, GN_FCGI_STDIN, NULL, 0, 1);
     is_int(n, 8, "an empty stream: its end record only");
     ok(memcmp(buf, "\1\5\0\1\0\0\0\0", 8) == 0, "... STDIN, length 0");
 
     n = gn_fcgi_stream(buf, GN_FCGI_PARAMS, (const u_char *) "0123456789",
-                       10);
+                       10, 1);
     is_int(n, 8 + 10 + 6 + 8, "10 bytes: padded to 16, then the end");
-    is_int(gn_fcgi_stream(NULL, GN_FCGI_PARAMS, (const u_char *) "x", 10),
-           n, "... measured as written");
+    is_int(gn_fcgi_stream(NULL, GN_FCGI_PARAMS, (const u_char *) "x", 10,
+                          1), n, "... measured as written");
+    is_int(gn_fcgi_stream(NULL, GN_FCGI_STDIN, (const u_char *) "x", 10, 0),
+           n - 8, "... without its end record: a piece of a stream");
+    is_int(gn_fcgi_stream(NULL, GN_FCGI_STDIN, NULL, 0, 0), 0,
+           "... an empty piece: nothing");
     ok(buf[4] == 0 && buf[5] == 10 && buf[6] == 6
        && memcmp(buf + 8, "0123456789", 10) == 0,
        "... length 10, padding 6, the content");
     ok(memcmp(buf + 24, "\1\4\0\1\0\0\0\0", 8) == 0, "... the end record");
 
     memset(big, 'b', sizeof(big));
-    n = gn_fcgi_stream(buf, GN_FCGI_STDIN, big, sizeof(big));
+    n = gn_fcgi_stream(buf, GN_FCGI_STDIN, big, sizeof(big), 1);
     is_int(n, 8 + 65528 + 8 + 4472 + 8, "70000 bytes: two records and "
            "the end");
     ok(buf[4] == 0xff && buf[5] == 0xf8 && buf[6] == 0,
