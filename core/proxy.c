@@ -649,20 +649,40 @@ gn_proxy_fcgi_build(gn_proxy_ctx_t *ctx)
 }
 
 
-/* Streaming: n more bytes of the request to send (`body` holds all of
- * it, so a try that sent nothing can start again). */
-static gn_int_t
-gn_proxy_stream_put(gn_proxy_ctx_t *ctx, const u_char *p, size_t n)
+/* Streaming: room for n more bytes of the request to send at the end of
+ * `body` (which holds all of it, so that a try that sent nothing can
+ * start again), or NULL; gn_proxy_stream_put() takes them. */
+static u_char *
+gn_proxy_stream_room(gn_proxy_ctx_t *ctx, size_t n)
 {
     if (gn_str_reserve(&ctx->body, &ctx->body_cap, ctx->body_len + n, 16384)
         != GN_OK)
     {
-        return GN_ERROR;
+        return NULL;
     }
-    memcpy(ctx->body + ctx->body_len, p, n);
+    return ctx->body + ctx->body_len;
+}
+
+
+static void
+gn_proxy_stream_took(gn_proxy_ctx_t *ctx, size_t n)
+{
     ctx->body_len += n;
     ctx->req = ctx->body;
     ctx->req_len = ctx->body_len;
+}
+
+
+static gn_int_t
+gn_proxy_stream_put(gn_proxy_ctx_t *ctx, const u_char *p, size_t n)
+{
+    u_char  *to = gn_proxy_stream_room(ctx, n);
+
+    if (to == NULL) {
+        return GN_ERROR;
+    }
+    memcpy(to, p, n);
+    gn_proxy_stream_took(ctx, n);
     return GN_OK;
 }
 
@@ -1981,8 +2001,9 @@ gn_proxy_request_piece(const gn_api_t *api, gn_request_t *rq,
     const void *data, size_t len, int last, void *arg)
 {
     gn_proxy_ctx_t  *ctx = arg;
-    u_char           frame[GN_FCGI_HEADER_LEN * 2 + 32], *p = frame;
-    gn_int_t         rc = GN_OK;
+    gn_uint_t        chunked;
+    u_char          *p;
+    size_t           n;
 
     (void) api;
     (void) rq;
@@ -1991,43 +2012,38 @@ gn_proxy_request_piece(const gn_api_t *api, gn_request_t *rq,
         return;                           /* answered already: dropped */
     }
 
-    if (ctx->fcgi) {
-        if (len > 0) {
-            p = gn_pnalloc(ctx->r->pool, gn_fcgi_stream(NULL, GN_FCGI_STDIN,
-                                                        data, len, 0));
-            rc = p == NULL ? GN_ERROR
-                 : gn_proxy_stream_put(ctx, p,
-                                       gn_fcgi_stream(p, GN_FCGI_STDIN, data,
-                                                      len, 0));
-        }
-        if (rc == GN_OK && last) {
-            rc = gn_proxy_stream_put(ctx, frame,
-                                     gn_fcgi_stream(frame, GN_FCGI_STDIN,
-                                                    NULL, 0, 1));
-        }
+    chunked = !ctx->fcgi && ctx->r->head.content_length < 0;
+    n = ctx->fcgi ? gn_fcgi_stream(NULL, GN_FCGI_STDIN, data, len, last)
+        : chunked ? 20 + len + 2 + (last ? 5 : 0)     /* "%zx\r\n": 18 */
+        : len;
 
-    } else if (ctx->r->head.content_length < 0) {
-        if (len > 0) {
-            rc = gn_proxy_stream_put(ctx, frame, (size_t) snprintf(
-                                         (char *) frame, sizeof(frame),
-                                         "%zx\r\n", len));
-            rc = rc == GN_OK ? gn_proxy_stream_put(ctx, data, len) : rc;
-            rc = rc == GN_OK ? gn_proxy_stream_put(ctx, (u_char *) "\r\n", 2)
-                             : rc;
-        }
-        if (rc == GN_OK && last) {
-            rc = gn_proxy_stream_put(ctx, (u_char *) "0\r\n\r\n", 5);
-        }
-
-    } else if (len > 0) {
-        rc = gn_proxy_stream_put(ctx, data, len);
-    }
-
-    if (rc != GN_OK) {
+    p = gn_proxy_stream_room(ctx, n);
+    if (p == NULL) {
         (void) gn_http_module_finish(ctx->r, 500);
         return;
     }
 
+    if (ctx->fcgi) {
+        (void) gn_fcgi_stream(p, GN_FCGI_STDIN, data, len, last);
+
+    } else if (chunked) {
+        n = 0;
+        if (len > 0) {
+            n = (size_t) snprintf((char *) p, 20, "%zx\r\n", len);
+            memcpy(p + n, data, len);
+            memcpy(p + n + len, "\r\n", 2);
+            n += len + 2;
+        }
+        if (last) {
+            memcpy(p + n, "0\r\n\r\n", 5);
+            n += 5;
+        }
+
+    } else if (len > 0) {
+        memcpy(p, data, len);
+    }
+
+    gn_proxy_stream_took(ctx, n);
     ctx->body_complete |= last;
     if (ctx->uc != NULL && ctx->state == GN_PROXY_SENDING) {
         gn_proxy_send(ctx);
