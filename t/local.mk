@@ -238,6 +238,7 @@ TESTS += $(GN_UNIT_TESTS) $(GN_INTEG_TESTS) $(GN_ABI_TESTS)
 EXTRA_DIST += $(GN_INTEG_TESTS) %reldir%/lib/GnTest.pm %reldir%/lib/GnTLS.pm \
     %reldir%/lib/GnLoad.pm %reldir%/lib/GnMemc.pm %reldir%/lib/GnBackend.pm \
     %reldir%/lib/backend.py %reldir%/lib/fcgi_responder.py \
+    %reldir%/lib/loadcheck.py \
     %reldir%/lib/tlsraw.py %reldir%/lib/h2raw.py \
     %reldir%/README.md %reldir%/valgrind.supp \
     %reldir%/mkcerts.sh %reldir%/include-graph.pl

@@ -35,6 +35,7 @@ GnBackend::init($t);
 my ($b1, $b2, $b3) = ($t->port(1), $t->port(2), $t->port(3));
 my $dead = $t->port(4);                  # nothing listens there
 my $b4 = $t->port(5);                    # over TLS
+my ($b5, $b6) = ($t->port(6), $t->port(7));   # the load's, alone
 my $certs = $ENV{GN_CERTS} // "$t->{srcdir}/t/certs";
 
 $t->skip_unless_module('mod_status');
@@ -42,6 +43,8 @@ $t->skip_unless_module('mod_status');
 $t->write_conf(<<"EOF");
 user %%USER%%;
 children 1;
+rlimit_nofile 8192;
+max_connections 4096;
 load_module %%MODDIR%%/mod_status.so;
 error_log logs/error.log info;
 log_format up '\$request_uri \$status [\$upstream_addr] [\$upstream_status] '
@@ -84,6 +87,12 @@ upstream least {
 upstream small {
     server 127.0.0.1:$b1;
     keepalive 2;
+}
+
+upstream pool8 {
+    server 127.0.0.1:$b5;
+    server 127.0.0.1:$b6;
+    keepalive 8;
 }
 
 upstream byuri {
@@ -175,6 +184,7 @@ server {
         proxy_pass http://127.0.0.1:$b1/;
         proxy_buffers 2 4k;
     }
+    location /p8/ { proxy_pass http://pool8/; }
     location /stream/ {
         proxy_pass http://127.0.0.1:$b1/;
         proxy_request_buffering off;
@@ -190,6 +200,8 @@ my %pid;
 $pid{1} = GnBackend::start($t, $b1, 'b1');
 $pid{2} = GnBackend::start($t, $b2, 'b2');
 $pid{3} = GnBackend::start($t, $b3, 'b3');
+$pid{5} = GnBackend::start($t, $b5, 'b5');
+$pid{6} = GnBackend::start($t, $b6, 'b6');
 $pid{4} = GnBackend::start($t, $b4, 'b4', "$certs/localhost-ec.pem",
                            "$certs/localhost-ec.key");
 $t->run;
@@ -578,6 +590,33 @@ for my $p ('/nobuf/chunked/2000000', '/bufs/size/2000000') {
     $r = get($p);
     ok(($r->{body} // '') eq pattern(2000000),
        "$p: proxy_buffering off / proxy_buffers 2 4k, every byte");
+}
+
+# ---- load: 1,000 clients at once through a pool of 8 ------------------------
+
+{
+    my $want = GnTest::valgrind() ? 100 : 1000;
+    my $before = GnBackend::stats($t, $b5)->{conns}
+                 + GnBackend::stats($t, $b6)->{conns};
+    my ($rc, $out) = $t->run_client(['python3',
+                                     "$t->{srcdir}/t/lib/loadcheck.py",
+                                     $t->port(0), '/p8/', $want, 3],
+                                    timeout => GnTest::slow(150));
+    my %l = ($out // '') =~ /(\w+)=(\d+)/g;
+    diag("loadcheck: $out") unless ($l{clients} // 0) == $want;
+    is($l{clients}, $want, "$want clients at once (the descriptor limit "
+       . 'allows them)');
+    is($l{ok}, 3 * ($l{clients} // 0), '... 3 requests each, every body '
+       . 'checked: all right');
+    is(($l{bad} // -1) + ($l{errors} // -1), 0, '... none wrong, none '
+       . 'failed');
+    my $open = GnBackend::stats($t, $b5)->{open}
+               + GnBackend::stats($t, $b6)->{open};
+    cmp_ok($open, '<=', 8 + 2, "... then the pool keeps at most 8 "
+           . "connections open (and the stats' own): $open");
+    note('upstream connections made: '
+         . (GnBackend::stats($t, $b5)->{conns}
+            + GnBackend::stats($t, $b6)->{conns} - $before));
 }
 
 # ---- request bodies as they come (proxy_request_buffering off) ------------

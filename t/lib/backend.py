@@ -40,6 +40,7 @@ Exits on SIGTERM, or after 15 minutes. Standard library only.
 import asyncio
 import base64
 import hashlib
+import resource
 import signal
 import ssl
 import sys
@@ -272,8 +273,13 @@ async def main():
         def sni(sslobj, server_name, _ctx):
             backend.sni[id(sslobj)] = server_name or "-"
         ctx.sni_callback = sni
+    # many proxied clients at once: as many descriptors as allowed, a
+    # backlog that holds a burst of connects
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     server = await asyncio.start_server(backend.serve, "127.0.0.1", port,
-                                        reuse_address=True, ssl=ctx)
+                                        reuse_address=True, ssl=ctx,
+                                        backlog=4096)
     loop = asyncio.get_running_loop()
     stop = loop.create_future()
     loop.add_signal_handler(signal.SIGTERM, stop.set_result, None)
