@@ -184,7 +184,10 @@ gn_proxy_hop_by_hop(const gn_str_t *name)
 
 
 /* Is name one of the tokens of the Connection fields of h (RFC 9110
- * 7.6.1: they name more hop-by-hop fields)? */
+ * 7.6.1: they name more hop-by-hop fields)? name NULL: is any token one
+ * that may name a field beyond the hop-by-hop ones ("close" names none,
+ * "keep-alive" and "upgrade" hop-by-hop ones), so that callers ask field
+ * by field only then. */
 static gn_uint_t
 gn_proxy_conn_listed(const gn_http_head_t *h, const gn_str_t *name)
 {
@@ -208,7 +211,13 @@ gn_proxy_conn_listed(const gn_http_head_t *h, const gn_str_t *name)
             }
             tok.data = start;
             tok.len = (size_t) (p - start);
-            if (tok.len > 0 && gn_str_caseeq_str(&tok, name)) {
+            if (tok.len == 0) {
+                continue;
+            }
+            if (name != NULL ? gn_str_caseeq_str(&tok, name)
+                : !gn_str_caseeq(&tok, "close")
+                  && !gn_proxy_hop_by_hop(&tok))
+            {
                 return 1;
             }
         }
@@ -221,7 +230,7 @@ gn_proxy_conn_listed(const gn_http_head_t *h, const gn_str_t *name)
 /* Does the client's field go to the upstream? */
 static gn_uint_t
 gn_proxy_pass_field(gn_http_request_t *r, gn_array_t *set,
-    const gn_http_header_t *hd)
+    const gn_http_header_t *hd, gn_uint_t listing)
 {
     gn_proxy_header_t  *ph;
     gn_uint_t           i;
@@ -230,7 +239,7 @@ gn_proxy_pass_field(gn_http_request_t *r, gn_array_t *set,
         || gn_str_caseeq(&hd->name, "Host")
         || gn_str_caseeq(&hd->name, "Content-Length")
         || gn_str_caseeq(&hd->name, "Expect")
-        || gn_proxy_conn_listed(&r->head, &hd->name))
+        || (listing && gn_proxy_conn_listed(&r->head, &hd->name)))
     {
         return 0;
     }
@@ -335,7 +344,7 @@ gn_proxy_head(gn_proxy_ctx_t *ctx, u_char *p)
     gn_proxy_conf_t    *pc = ctx->pc;
     gn_proxy_header_t  *ph;
     gn_http_header_t   *hd;
-    gn_uint_t           i;
+    gn_uint_t           i, listing;
     size_t              len, n;
     char                num[32];
 
@@ -388,8 +397,9 @@ gn_proxy_head(gn_proxy_ctx_t *ctx, u_char *p)
     }
 
     hd = r->head.headers;
+    listing = gn_proxy_conn_listed(&r->head, NULL);
     for (i = 0; pc->pass_request_headers && i < r->head.nheaders; i++) {
-        if (!gn_proxy_pass_field(r, pc->headers, &hd[i])) {
+        if (!gn_proxy_pass_field(r, pc->headers, &hd[i], listing)) {
             continue;
         }
         gn_proxy_put(hd[i].name.data, hd[i].name.len);
@@ -1157,7 +1167,7 @@ gn_proxy_fields(gn_proxy_ctx_t *ctx, gn_http_head_t *h)
 {
     gn_http_request_t  *r = ctx->r;
     gn_http_header_t   *hd, *out;
-    gn_uint_t           i;
+    gn_uint_t           i, listing;
 
     r->resp_headers = gn_array_create(r->pool, h->nheaders + 1,
                                       sizeof(gn_http_header_t));
@@ -1165,10 +1175,11 @@ gn_proxy_fields(gn_proxy_ctx_t *ctx, gn_http_head_t *h)
         return GN_ERROR;
     }
 
+    listing = gn_proxy_conn_listed(h, NULL);
     for (i = 0; i < h->nheaders; i++) {
         hd = &h->headers[i];
         if (gn_proxy_hop_by_hop(&hd->name)
-            || gn_proxy_conn_listed(h, &hd->name)
+            || (listing && gn_proxy_conn_listed(h, &hd->name))
             || gn_str_caseeq(&hd->name, "Content-Length")
             || gn_str_caseeq(&hd->name, "Date")
             || gn_str_caseeq(&hd->name, "Server")

@@ -260,6 +260,11 @@ unlike($echo, qr{^(X-Hop|Keep-Alive|TE|Upgrade):}mi,
        'hop-by-hop fields do not, nor what Connection names');
 unlike($echo, qr{^Connection:}mi, 'a pooled upstream gets no Connection');
 
+$r = get('/hopresp');
+is($r->{headers}{'x-public'}, 'ok', "the upstream's end-to-end field");
+ok(!exists $r->{headers}{'x-private'},
+   '... but not one its Connection names');
+
 $r = get('/raw/echo/%7Euser/./x?q');
 like($r->{body}, qr{^GET /raw/echo/%7Euser/\./x\?q HTTP/1\.1\r\n},
      'no URI part: the target goes as the client sent it');

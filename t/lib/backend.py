@@ -30,6 +30,8 @@ reads request bodies by Content-Length or chunked, and answers by path:
   /ws101             a 101 nobody asked for
   /tls               "reused=0|1 sni=NAME": whether this TLS connection
                      resumed a session, and the name the client sent
+  /hopresp           200 with "Connection: keep-alive, X-Private", an
+                     X-Private field (hop-by-hop by that) and X-Public
   /bodytime          "body_ms=T len=L md5=M chunked=0|1": the ms from
                      the end of the request head to the end of its body,
                      the body's length and MD5, whether it came chunked
@@ -135,7 +137,12 @@ class Backend:
             target = ("/" + "/".join(parts[3:])).encode()
             return await self.answer(method, target, fields, body, head,
                                      writer, reader)
-        if path == "/bodytime":
+        if path == "/hopresp":
+            send(self.response(200, b"hop\n",
+                               [(b"Connection", b"keep-alive, X-Private"),
+                                (b"X-Private", b"secret"),
+                                (b"X-Public", b"ok")]))
+        elif path == "/bodytime":
             send(self.response(200, b"body_ms=%d len=%d md5=%s chunked=%d\n"
                                % (self.body_ms, len(body),
                                   hashlib.md5(body).hexdigest().encode(),
