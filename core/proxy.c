@@ -137,17 +137,26 @@ gn_proxy_handler_for(gn_loc_conf_t *lc)
 
 /* ---- the log's values --------------------------------------------------- */
 
+/* The name of the attempt's server (as its configuration wrote it). */
+static const gn_str_t *
+gn_proxy_server_name(gn_proxy_ctx_t *ctx)
+{
+    gn_upstream_server_t  *s = ctx->up->group->servers.elts;
+
+    return &s[ctx->server].addr.name;
+}
+
+
 /* The end of an attempt: its server, status and times, for the log (which
  * renders them only when a format asks) and the counters. */
 static void
 gn_proxy_log_attempt(gn_proxy_ctx_t *ctx, gn_uint_t status, gn_uint_t fail)
 {
-    gn_upstream_server_t    *s = ctx->up->group->servers.elts;
     gn_http_upstream_try_t  *t;
 
     if (ctx->log.ntries < GN_HTTP_UPSTREAM_TRIES) {
         t = &ctx->log.tries[ctx->log.ntries];
-        t->addr = &s[ctx->server].addr.name;
+        t->addr = gn_proxy_server_name(ctx);
         t->status = status;
         t->response = gn_current_msec - ctx->started;
         t->connect = ctx->connected ? ctx->connected - ctx->started
@@ -392,7 +401,8 @@ gn_proxy_head(gn_proxy_ctx_t *ctx, u_char *p)
         }
         gn_proxy_put(ph[i].name.data, ph[i].name.len);
         gn_proxy_put(": ", 2);
-        len += gn_access_log_render(r, &ph[i].value, p ? p + len : NULL);
+        len += p != NULL ? gn_access_log_render(r, &ph[i].value, p + len)
+                         : n;
         gn_proxy_put("\r\n", 2);
     }
 
@@ -546,7 +556,8 @@ gn_proxy_fcgi_params(gn_proxy_ctx_t *ctx, u_char *p)
             memcpy(p + len, ph[i].name.data, ph[i].name.len);
         }
         len += ph[i].name.len;
-        len += gn_access_log_render(r, &ph[i].value, p ? p + len : NULL);
+        len += p != NULL ? gn_access_log_render(r, &ph[i].value, p + len)
+                         : vlen;
     }
 
     for (i = 0; pc->fcgi_pass_request_headers && i < r->head.nheaders; i++)
@@ -565,7 +576,7 @@ gn_proxy_fcgi_params(gn_proxy_ctx_t *ctx, u_char *p)
             }
         }
         len += 5 + hd[i].name.len;
-        len += gn_proxy_fcgi_join(r, i, p ? p + len : NULL);
+        len += p != NULL ? gn_proxy_fcgi_join(r, i, p + len) : vlen;
     }
 
     return len;
@@ -873,11 +884,9 @@ gn_proxy_fail(gn_proxy_ctx_t *ctx, gn_uint_t next, gn_uint_t status,
 static void
 gn_proxy_cut(gn_proxy_ctx_t *ctx, const char *why)
 {
-    gn_upstream_server_t  *s = ctx->up->group->servers.elts;
-
     gn_log_error(GN_LOG_ERR, &ctx->r->c->log, 0, "%s while reading the "
                  "response from upstream %.*s", why,
-                 GN_STR_ARG(&s[ctx->server].addr.name));
+                 GN_STR_ARG(gn_proxy_server_name(ctx)));
     gn_proxy_log_attempt(ctx, ctx->status, GN_UPSTREAM_FAIL_CUT);
     gn_proxy_release(ctx, 0, 0);
     ctx->r->cut = 1;
@@ -889,10 +898,8 @@ static void
 gn_proxy_log_upstream(gn_proxy_ctx_t *ctx, gn_uint_t level, int err,
     const char *what)
 {
-    gn_upstream_server_t  *s = ctx->up->group->servers.elts;
-
     gn_log_error(level, &ctx->r->c->log, err, "%s, upstream: %.*s", what,
-                 GN_STR_ARG(&s[ctx->server].addr.name));
+                 GN_STR_ARG(gn_proxy_server_name(ctx)));
 }
 
 
@@ -1303,8 +1310,7 @@ gn_proxy_response(gn_proxy_ctx_t *ctx, size_t len)
     {
         gn_log_error(GN_LOG_ERR, &r->c->log, 0, "upstream sent an invalid "
                      "response head (%s), upstream: %.*s", h.err,
-                     GN_STR_ARG(&((gn_upstream_server_t *) ctx->up->group
-                                  ->servers.elts)[ctx->server].addr.name));
+                     GN_STR_ARG(gn_proxy_server_name(ctx)));
         gn_proxy_fail(ctx, GN_PROXY_NEXT_INVALID, 502, 1);
         return;
     }
@@ -1498,8 +1504,7 @@ gn_proxy_fcgi_stderr(void *data, const u_char *p, size_t len)
         gn_log_error(GN_LOG_ERR, &ctx->r->c->log, 0, "FastCGI sent in "
                      "stderr: \"%.*s\", upstream: %.*s",
                      (int) gn_min(len, 2048), p,
-                     GN_STR_ARG(&((gn_upstream_server_t *) ctx->up->group
-                                  ->servers.elts)[ctx->server].addr.name));
+                     GN_STR_ARG(gn_proxy_server_name(ctx)));
     }
 }
 
@@ -1535,9 +1540,7 @@ gn_proxy_fcgi_response(gn_proxy_ctx_t *ctx, size_t len)
     {
         gn_log_error(GN_LOG_ERR, &ctx->r->c->log, 0, "FastCGI responder "
                      "sent an invalid response head (%s), upstream: %.*s",
-                     h.err, GN_STR_ARG(&((gn_upstream_server_t *) ctx->up
-                                         ->group->servers.elts)
-                                       [ctx->server].addr.name));
+                     h.err, GN_STR_ARG(gn_proxy_server_name(ctx)));
         gn_proxy_fail(ctx, GN_PROXY_NEXT_INVALID, 502, 1);
         return GN_ERROR;
     }
@@ -2291,7 +2294,7 @@ gn_proxy_fcgi_split(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
 
     (void) cmd;
 
-    if (pc->fcgi_split_set) {
+    if (pc->fcgi_split != NULL) {
         return "is duplicate";
     }
     pc->fcgi_split = gn_pcalloc(cf->pool, sizeof(gn_regex_t));
@@ -2311,7 +2314,6 @@ gn_proxy_fcgi_split(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
                       (unsigned) pc->fcgi_split->captures);
         return GN_CONF_ERROR;
     }
-    pc->fcgi_split_set = 1;
     return GN_CONF_OK;
 }
 
@@ -2624,7 +2626,7 @@ gn_proxy_merge(gn_conf_t *cf, gn_loc_conf_t *lc, gn_loc_conf_t *prev)
     if (pc->fcgi_params == NULL && pp != NULL) {
         pc->fcgi_params = pp->fcgi_params;
     }
-    if (!pc->fcgi_split_set && pp != NULL) {
+    if (pc->fcgi_split == NULL && pp != NULL) {
         pc->fcgi_split = pp->fcgi_split;
     }
 

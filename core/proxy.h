@@ -88,8 +88,7 @@ typedef struct {
     gn_flag_t            fcgi_pass_request_headers;
     gn_str_t             fcgi_index;
     gn_regex_t          *fcgi_split;     /* fastcgi_split_path_info; NULL:
-                                            inherited or none */
-    gn_uint_t            fcgi_split_set;
+                                            none (inherited at merge) */
 
     /* the main level's: every group, named and implicit, by index */
     gn_array_t          *groups;         /* of gn_upstream_group_t * */
