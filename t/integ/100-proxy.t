@@ -343,11 +343,19 @@ $r = get('/f/id');
 is($r->{body}, "b1\n", 'a refused server: the next one answers');
 $r = get('/f/id');
 is($r->{body}, "b1\n", '... and again');
-my $log = $t->read_file("$t->{dir}/logs/access.log");
-like($log, qr{^/f/id 200 \[127\.0\.0\.1:$dead, 127\.0\.0\.1:$b1\] \[502, 200\]}m,
-     '$upstream_addr and $upstream_status of both tries');
-like($log, qr{^/f/id 200 \[127\.0\.0\.1:$b1\] \[200\]}m,
-     'max_fails=1: the failed server is left out for fail_timeout');
+# a line is written after its response went out, a moment after the client
+# has it all (longer under valgrind): wait for the line, not just read
+sub log_like
+{
+    my ($re, $name) = @_;
+    ok($t->wait_log($re, 5, 'logs/access.log'), $name)
+        or diag($t->read_file("$t->{dir}/logs/access.log"));
+}
+
+log_like(qr{^/f/id 200 \[127\.0\.0\.1:$dead, 127\.0\.0\.1:$b1\] \[502, 200\]}m,
+         '$upstream_addr and $upstream_status of both tries');
+log_like(qr{^/f/id 200 \[127\.0\.0\.1:$b1\] \[200\]}m,
+         'max_fails=1: the failed server is left out for fail_timeout');
 
 $r = get('/nonext/id');
 ok($r->{status} == 200 || $r->{status} == 502,
@@ -371,9 +379,8 @@ my $t0 = time();
 $r = get('/tmo/silent');
 is($r->{status}, 504, 'proxy_read_timeout, each server tried: 504');
 ok(time() - $t0 < GnTest::slow(10), '... in its time');
-$log = $t->read_file("$t->{dir}/logs/access.log");
-like($log, qr{^/tmo/silent 504 \[[^\]]*, [^\]]*\] \[504, 504\]}m,
-     '... both tries in the log');
+log_like(qr{^/tmo/silent 504 \[[^\]]*, [^\]]*\] \[504, 504\]}m,
+         '... both tries in the log');
 
 $r = get('/x/cut/50000');
 ok($r->{error} && $r->{error} =~ /incomplete|closed/,
@@ -386,9 +393,8 @@ is($r->{body}, "b1\n", '... and the next request is fine');
 
 $r = get('/next503/status/503');
 is($r->{status}, 503, 'http_503 in proxy_next_upstream: both tried');
-$log = $t->read_file("$t->{dir}/logs/access.log");
-like($log, qr{^/next503/status/503 503 \[[^\]]*, [^\]]*\] \[503, 503\]}m,
-     '... as the log says');
+log_like(qr{^/next503/status/503 503 \[[^\]]*, [^\]]*\] \[503, 503\]}m,
+         '... as the log says');
 
 $r = get('/status/503');
 is($r->{status}, 503, 'without it, the first 503 is the answer');
@@ -525,7 +531,7 @@ is(scalar(grep { ($_->{body} // '') eq pattern(70000) } @tk), 5,
 my @ct;
 my $tk_end = time() + GnTest::slow(5);
 do {
-    $log = $t->read_file("$t->{dir}/logs/access.log") // '';
+    my $log = $t->read_file("$t->{dir}/logs/access.log") // '';
     @ct = $log =~ m{^/tk/size/70000 200 \[[^\]]*\] \[200\] \[([^\]]*)\]}mg;
 } while (@ct < 5 && time() < $tk_end && sleep(0.05));
 ok(@ct == 5 && (grep { $_ eq '0.000' } @ct) >= 3,
