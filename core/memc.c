@@ -68,6 +68,8 @@ typedef struct gn_memc_srv_s {
     gn_timer_t            timer;        /* stall (or connect) limit */
     gn_memc_state_e       state;
     unsigned              reported:1;   /* "down" is in the log */
+    unsigned              unreachable:1; /* the last failure came before
+                                           the connection was made */
     unsigned              connected:1;  /* connect() completed */
     unsigned              answered:1;   /* this connection answered */
     gn_msec_t             retry_at;
@@ -176,6 +178,7 @@ gn_memc_fail(gn_memc_srv_t *s, const char *why, int err)
     s->in_len = 0;
 
     gn_memc_set_state(s, GN_MEMC_DOWN);
+    s->unreachable = !s->connected;
     s->retry_at = gn_current_msec + s->backoff;
     s->backoff = gn_min(s->backoff * 2, (gn_msec_t) GN_MEMC_BACKOFF_MAX);
     s->answered = 0;
@@ -821,12 +824,15 @@ gn_memc_io(gn_io_t *io, uint32_t events)
         /* connected: up (a server that gets only quiet stores never
          * answers); the stall limit is for lookups and for output that
          * does not go out from now on; the back-off is reset by the
-         * first answer */
+         * first answer. In the log it is up again only if it was down
+         * for want of a connection: one that failed once connected
+         * (garbage, a stall) is up when it answers, so a server that
+         * accepts and misbehaves costs one line, not two per retry */
         s->connected = 1;
         if (s->state == GN_MEMC_CONNECTING && !s->answered) {
             gn_memc_set_state(s, GN_MEMC_UP);
         }
-        if (s->reported) {
+        if (s->reported && s->unreachable) {
             s->reported = 0;
             gn_log_error(GN_LOG_NOTICE, &gn_cycle->log, 0, "memcached %.*s "
                          "up (connected)", GN_STR_ARG(&s->addr->name));
