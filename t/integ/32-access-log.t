@@ -148,7 +148,9 @@ like($plain, qr{^/j/\?x=2\|-\|200$}m, 'default escape: missing is "-"');
     push @port, $s->sockport;
     close $s;
 
-    ok($t->wait_log(qr/^GET\|.*HTTP\/1\.0/m, 5, 'logs/vars.log'),
+    # the whole third line, up to its newline, $msec and all
+    ok($t->wait_log(qr/^GET\|.*HTTP\/1\.0.*\|\d+\.\d{3}\n/m, 5,
+                    'logs/vars.log'),
        'vars: three lines written');
     my @l = map { [split /\|/, $_, -1] } split /\n/,
             $t->read_file('logs/vars.log') // '';
@@ -178,9 +180,10 @@ like($plain, qr{^/j/\?x=2\|-\|200$}m, 'default escape: missing is "-"');
         ok($kids{$f->[12] // ''}, "vars $n: \$pid is a child's");
         like($f->[13] // '',
              qr/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d$/,
-             "vars $n: \$time_iso8601");
+             "vars $n: \$time_iso8601") or diag(join('|', @$f));
         ok(($f->[14] // '') =~ /^(\d+\.\d{3})$/ && abs($1 - time()) < 60,
-           "vars $n: \$msec is now, in seconds.milliseconds");
+           "vars $n: \$msec is now, in seconds.milliseconds")
+            or diag(join('|', @$f));
     }
     is($resp[1]{status}, 405, 'vars: the POST got the static files\' 405');
 }
