@@ -15,7 +15,7 @@
 #include "access_log.h"
 #include "binlog.h"
 #include "http_request.h"
-#include "http_response.h"
+#include "http_file.h"
 #include "timer.h"
 #include "log.h"
 #include "tls.h"
@@ -816,12 +816,17 @@ gn_access_log_str(gn_http_request_t *r, gn_log_op_t *op, u_char *p,
         }
         break;
     case GN_LV_DOCUMENT_ROOT:
-        s = &r->loc->root;
-        break;
     case GN_LV_REQUEST_FILENAME:
-        n = gn_binlog_escape(p, r->loc->root.data, r->loc->root.len, esc);
-        return n + gn_binlog_escape(p ? p + n : NULL, r->uri.data,
-                                    r->uri.len, esc);
+        /* nginx's: with alias, the directory its files come from */
+        if (gn_http_file_map(r, &r->uri, &v[0], &v[1]) == GN_ERROR) {
+            return 0;
+        }
+        n = gn_binlog_escape(p, v[0].data, v[0].len, esc);
+        if (op->var == GN_LV_DOCUMENT_ROOT) {
+            return n;
+        }
+        return n + gn_binlog_escape(p ? p + n : NULL, v[1].data, v[1].len,
+                                    esc);
     case GN_LV_HTTPS:
         if (r->c->tls != NULL) {
             gn_str_set(&v[0], "on");

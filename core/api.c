@@ -25,9 +25,12 @@
 #include "memc.h"
 #include "listen.h"
 #include "proxy.h"
+#include "http_file.h"
 
 
 #define gn_req(r)   ((gn_http_request_t *) (r))
+
+static gn_str_t gn_api_document_root(gn_request_t *rq);
 
 struct gn_watch_s {
     gn_io_t            io;
@@ -244,7 +247,7 @@ gn_api_variable(gn_request_t *rq, const char *name)
         return r->head.query;
     }
     if (strcmp(name, "DOCUMENT_ROOT") == 0) {
-        return r->loc->root;
+        return gn_api_document_root((gn_request_t *) r);
     }
     if (strcmp(name, "CONTENT_LENGTH") == 0) {
         return r->head.content_length >= 0
@@ -269,10 +272,18 @@ gn_api_variable(gn_request_t *rq, const char *name)
 }
 
 
+/* The directory r's files come from: root, or with alias the alias's
+ * (http_file.h), as $document_root. */
 static gn_str_t
-gn_api_document_root(gn_request_t *r)
+gn_api_document_root(gn_request_t *rq)
 {
-    return gn_req(r)->loc->root;
+    gn_http_request_t  *r = gn_req(rq);
+    gn_str_t            dir, path;
+
+    if (gn_http_file_map(r, &r->uri, &dir, &path) == GN_ERROR) {
+        dir.len = 0;
+    }
+    return dir;
 }
 
 
@@ -280,17 +291,23 @@ static gn_str_t
 gn_api_mapped_path(gn_request_t *rq)
 {
     gn_http_request_t  *r = gn_req(rq);
-    gn_str_t            v;
+    gn_str_t            v, dir, path;
 
-    v.len = r->loc->root.len + r->uri.len;
+    if (gn_http_file_map(r, &r->uri, &dir, &path) == GN_ERROR) {
+        v.len = 0;
+        v.data = NULL;
+        return v;
+    }
+
+    v.len = dir.len + path.len;
     v.data = gn_pnalloc(r->pool, v.len + 1);
     if (v.data == NULL) {
         v.len = 0;
         return v;
     }
 
-    memcpy(v.data, r->loc->root.data, r->loc->root.len);
-    memcpy(v.data + r->loc->root.len, r->uri.data, r->uri.len);
+    memcpy(v.data, dir.data, dir.len);
+    memcpy(v.data + dir.len, path.data, path.len);
     v.data[v.len] = '\0';
 
     return v;

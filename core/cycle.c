@@ -20,6 +20,8 @@ gn_cycle_t  *gn_cycle;
 
 static char *gn_cycle_server(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
     void *conf);
+static char *gn_cycle_alias(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
+    void *conf);
 static char *gn_cycle_location(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
     void *conf);
 static char *gn_cycle_children(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
@@ -102,6 +104,8 @@ static const gn_conf_cmd_t  gn_cycle_commands[] = {
 
     { gn_string("root"), GN_CONF_ANY | GN_CONF_TAKE1,
       gn_cycle_root, GN_CONF_LOC_CONF, gn_loc_offset(root), NULL, NULL },
+    { gn_string("alias"), GN_CONF_LOC | GN_CONF_TAKE1,
+      gn_cycle_alias, GN_CONF_LOC_CONF, 0, NULL, NULL },
     { gn_string("index"), GN_CONF_ANY | GN_CONF_1MORE,
       gn_conf_set_str_array_slot, GN_CONF_LOC_CONF, gn_loc_offset(index),
       NULL, NULL },
@@ -413,9 +417,17 @@ gn_cycle_location(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
         }
     }
 
-    if (lc->regex == NULL && (name->len == 0 || name->data[0] != '/')) {
+    /* `location @name`: reached only by name (try_files); kept with the
+     * prefixes, which no URI (it starts with '/') can match it as */
+    lc->named = cf->args->nelts == 2 && name->len > 1
+                && name->data[0] == '@';
+
+    if (lc->regex == NULL && !lc->named
+        && (name->len == 0 || name->data[0] != '/'))
+    {
         gn_conf_error(cf, "invalid location \"%.*s\", it must start with "
-                      "\"/\"", GN_STR_ARG(name));
+                      "\"/\" (or \"@\": a named location)",
+                      GN_STR_ARG(name));
         return GN_CONF_ERROR;
     }
 
@@ -498,6 +510,9 @@ gn_cycle_root(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
     if (lc->root.data != NULL) {
         return "is duplicate";
     }
+    if (lc->alias.len > 0) {
+        return "cannot stand with \"alias\" in one location";
+    }
 
     lc->root = value[1];
     while (lc->root.len > 1 && lc->root.data[lc->root.len - 1] == '/') {
@@ -510,6 +525,42 @@ gn_cycle_root(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
 
     lc->root_file = cf->file->name;
     lc->root_line = cf->file->line;
+
+    return GN_CONF_OK;
+}
+
+
+/* alias PATH: a location's files come from PATH instead of root + URI
+ * (http_file.h says how); one or the other in a location. */
+static char *
+gn_cycle_alias(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
+{
+    gn_loc_conf_t  *lc = conf;
+    gn_str_t       *value = cf->args->elts;
+
+    (void) cmd;
+
+    if (lc->alias.len > 0) {
+        return "is duplicate";
+    }
+    if (lc->root.data != NULL) {
+        return "cannot stand with \"root\" in one location";
+    }
+    if (value[1].len == 0) {
+        return "needs a path";
+    }
+
+    lc->alias = value[1];
+    lc->alias_slash = lc->alias.data[lc->alias.len - 1] == '/';
+    while (lc->alias.len > 1 && lc->alias.data[lc->alias.len - 1] == '/') {
+        lc->alias.len--;
+    }
+
+    if (gn_conf_full_name(cf, &lc->alias, 0) != GN_OK) {
+        return "failed (out of memory)";
+    }
+    lc->alias_file = cf->file->name;
+    lc->alias_line = cf->file->line;
 
     return GN_CONF_OK;
 }

@@ -25,6 +25,8 @@ typedef struct gn_loc_conf_s     gn_loc_conf_t;
 typedef struct gn_listen_s       gn_listen_t;
 typedef struct gn_open_file_s    gn_open_file_t;
 
+struct gn_http_request_s;
+
 
 /* A file opened by the master and shared by the children (access logs). */
 struct gn_open_file_s {
@@ -46,8 +48,18 @@ struct gn_loc_conf_s {
     gn_uint_t         exact;       /* location = ... */
     void             *regex;       /* gn_regex_t of `location ~`, or NULL */
     gn_uint_t         noregex;     /* `location ^~` */
+    gn_uint_t         named;       /* `location @name` */
 
     gn_str_t          root;        /* absolute, no trailing slash */
+    gn_str_t          alias;       /* absolute, no trailing slash; len 0:
+                                      none (http_file.h: the mapping) */
+    gn_uint_t         alias_slash; /* ... it was written with one */
+    gn_str_t          alias_file;  /* where alias stands */
+    gn_uint_t         alias_line;
+    void             *alias_tpl;   /* with captures: rewrite.c's, */
+    gn_int_t        (*alias_expand)(struct gn_http_request_s *r,
+                                    gn_str_t *path);  /* ... expanded */
+    gn_str_t          alias_dir;   /* ... the directory before them */
     gn_str_t          root_file;   /* where `root` was set; NULL data: */
     gn_uint_t         root_line;   /* the default */
     gn_array_t       *index;       /* of gn_str_t */

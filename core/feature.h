@@ -47,6 +47,8 @@ typedef enum {
     GN_FEATURE_ACCESS,     /* allow, deny, auth_basic, satisfy */
     GN_FEATURE_REALIP,     /* set_real_ip_from, real_ip_header */
     GN_FEATURE_PROXY,      /* upstream, proxy_pass, proxy_* */
+    GN_FEATURE_HEADERS,    /* add_header, expires, tls_hsts */
+    GN_FEATURE_TRY_FILES,  /* try_files, internal */
     GN_FEATURE_N
 } gn_feature_id_e;
 

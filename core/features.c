@@ -29,6 +29,8 @@
 #include "access.h"
 #include "realip.h"
 #include "proxy.h"
+#include "http_headers.h"
+#include "try_files.h"
 
 
 const gn_feature_t *const  gn_features[GN_FEATURE_N] = {
@@ -46,4 +48,6 @@ const gn_feature_t *const  gn_features[GN_FEATURE_N] = {
     [GN_FEATURE_ACCESS]     = &gn_access_feature,
     [GN_FEATURE_REALIP]     = &gn_realip_feature,
     [GN_FEATURE_PROXY]      = &gn_proxy_feature,
+    [GN_FEATURE_HEADERS]    = &gn_headers_feature,
+    [GN_FEATURE_TRY_FILES]  = &gn_try_files_feature,
 };

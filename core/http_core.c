@@ -18,6 +18,7 @@
 #include "access.h"
 #include "realip.h"
 #include "proxy.h"
+#include "try_files.h"
 #include "tls.h"
 #include "log.h"
 #include "access_log.h"
@@ -133,8 +134,9 @@ gn_http_core_server(gn_http_request_t *r)
 }
 
 
-/* An index file's URI that ends in '/' (a directory named index.html)
- * cannot redirect for ever. */
+/* An index file's URI that ends in '/' (a directory named index.html),
+ * try_files falling back to its own location, cannot redirect for
+ * ever. */
 #define GN_HTTP_MAX_INDEX_REDIRECTS  10
 
 static gn_int_t
@@ -195,6 +197,10 @@ gn_http_core_run(gn_http_request_t *r, gn_uint_t misdirected)
             return GN_ERROR;
         }
 
+        if (gn_try_files_refused(r)) {
+            return gn_http_response_error(r, 404);      /* `internal` */
+        }
+
         rc = gn_http_module_filters(r, GN_HTTP_FILTER_MAPPED);
         if (rc != GN_OK) {
             return rc == GN_ERROR ? GN_ERROR
@@ -210,6 +216,21 @@ gn_http_core_run(gn_http_request_t *r, gn_uint_t misdirected)
         rc = gn_http_body_rules(r);
         if (rc != GN_OK) {
             return gn_http_response_error(r, (gn_uint_t) rc);
+        }
+
+        rc = gn_try_files_run(r);
+        if (rc == GN_AGAIN) {
+            if (redirects == GN_HTTP_MAX_INDEX_REDIRECTS) {
+                gn_log_error(GN_LOG_ERR, &r->c->log, 0, "rewrite or "
+                             "internal redirection cycle while processing "
+                             "\"%.*s\"", GN_STR_ARG(&r->uri));
+                return gn_http_response_error(r, 500);
+            }
+            continue;
+        }
+        if (rc != GN_DECLINED) {
+            return rc == GN_ERROR ? GN_ERROR
+                                  : gn_http_response_error(r, (gn_uint_t) rc);
         }
 
         r->module = gn_proxy_handler_for(r->loc);

@@ -34,6 +34,120 @@ static const gn_conf_cmd_t  gn_http_file_commands[] = {
 };
 
 
+gn_uint_t
+gn_http_file_climbs(const gn_str_t *path)
+{
+    const u_char  *q, *end = path->data + path->len;
+
+    for (q = path->data; q < end; q++) {
+        if (q[0] == '/' && end - q >= 3 && q[1] == '.' && q[2] == '.'
+            && (end - q == 3 || q[3] == '/'))
+        {
+            return 1;
+        }
+    }
+
+    return 0;
+}
+
+
+/* dir + "/" + rest, or the alias's last name and rest under its parent
+ * directory: the alias names the file itself, rest glued to it as
+ * nginx's concatenation does, yet beneath a directory. */
+static gn_int_t
+gn_http_file_glue(gn_http_request_t *r, const gn_str_t *alias,
+    const gn_str_t *rest, gn_uint_t slash, gn_str_t *dir, gn_str_t *path)
+{
+    u_char  *p, *last;
+
+    if (slash) {
+        *dir = *alias;
+        last = alias->data + alias->len;
+    } else {
+        last = alias->data + alias->len;
+        while (last > alias->data && last[-1] != '/') {
+            last--;
+        }
+        last--;                                  /* at its '/' */
+        dir->data = alias->data;
+        dir->len = last > alias->data ? (size_t) (last - alias->data) : 1;
+    }
+
+    path->len = (size_t) (alias->data + alias->len - last) + slash
+                + rest->len;
+    path->data = gn_pnalloc(r->pool, path->len);
+    if (path->data == NULL) {
+        return GN_ERROR;
+    }
+    p = gn_cpymem(path->data, last, (size_t) (alias->data + alias->len
+                                               - last));
+    if (slash) {
+        *p++ = '/';
+    }
+    memcpy(p, rest->data, rest->len);
+    return GN_OK;
+}
+
+
+gn_int_t
+gn_http_file_map(gn_http_request_t *r, const gn_str_t *uri, gn_str_t *dir,
+    gn_str_t *path)
+{
+    gn_loc_conf_t  *lc = r->loc;
+    gn_str_t        full, rest;
+    size_t          n;
+
+    if (lc->alias.len == 0) {
+        *dir = lc->root;
+        *path = *uri;
+        return GN_OK;
+    }
+
+    if (lc->alias_tpl != NULL) {
+        /* captures: the expansion, which must stay under the directory
+         * before the first of them */
+        if (lc->alias_expand(r, &full) != GN_OK) {
+            return GN_ERROR;
+        }
+        n = lc->alias_dir.len == 1 ? 0 : lc->alias_dir.len;
+        if (full.len <= n || memcmp(full.data, lc->alias_dir.data, n) != 0
+            || full.data[n] != '/' || gn_http_file_climbs(&full))
+        {
+            return GN_DECLINED;
+        }
+        *dir = lc->alias_dir;
+        path->data = full.data + n;
+        path->len = full.len - n;
+        return GN_OK;
+    }
+
+    rest.len = 0;
+    rest.data = uri->data;
+    if (lc->regex == NULL && !lc->exact && !lc->named) {
+        /* a prefix location: what follows its prefix ("/" included when
+         * the prefix ends in one) */
+        n = lc->name.len;
+        if (uri->len < n || memcmp(uri->data, lc->name.data, n) != 0) {
+            return GN_DECLINED;        /* try_files went elsewhere */
+        }
+        n -= (lc->name.data[n - 1] == '/');
+        rest.data = uri->data + n;
+        rest.len = uri->len - n;
+    }
+
+    if (rest.len > 0 && rest.data[0] == '/') {
+        *dir = lc->alias;
+        *path = rest;
+        return GN_OK;
+    }
+
+    /* "/img../x" in "location /img": glued to the alias's last name,
+     * never "/.." under it */
+    return gn_http_file_glue(r, &lc->alias, &rest,
+                             rest.len == 0 && lc->alias_slash, dir, path);
+}
+
+
 static void
 gn_http_file_release(void *data)
 {

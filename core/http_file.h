@@ -31,6 +31,25 @@ typedef struct {
 /* The registry's "file": those directives, plain slots all. */
 extern const gn_feature_t  gn_file_feature;
 
+/*
+ * The file a URI of r's location names: root + uri, or, in a location
+ * with `alias`, under the alias: in a prefix location what follows the
+ * prefix ("location /i/ { alias /data/img/; }": "/i/a.png" is
+ * /data/img/a.png); in a regex location the alias with the location's
+ * captures put in (it must stay in the directory before the first of
+ * them), else the alias itself (`location = /favicon.ico { alias
+ * /srv/ico/f.ico; }`). Sets *dir, the directory the file is opened
+ * beneath, and *path under it ("/..."). GN_OK; GN_DECLINED: the URI
+ * names no file here (not under the location's prefix, a capture that
+ * climbs out); GN_ERROR (memory). Child.
+ */
+gn_int_t gn_http_file_map(gn_http_request_t *r, const gn_str_t *uri,
+    gn_str_t *dir, gn_str_t *path);
+
+/* Does path (from a variable's or a capture's value) hold a ".."
+ * segment that would climb out of the directory it is put under? */
+gn_uint_t gn_http_file_climbs(const gn_str_t *path);
+
 /* Opens root + uri (+ name) through the open-file cache with r's
  * location's settings (file_cache, file_cache_valid, sendfile_min_size);
  * the entry is released with r's pool. NULL with *err set (an errno) on

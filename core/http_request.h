@@ -106,7 +106,14 @@ struct gn_http_request_s {
     struct sockaddr     *peer;
     gn_str_t             peer_text;
     gn_str_t             uri;            /* decoded, normalised path */
-    gn_uint_t            uri_changed;    /* ... by a rewrite */
+    gn_uint_t            uri_changed;    /* ... by a rewrite, index,
+                                            try_files: the request may
+                                            enter `internal` locations */
+    gn_loc_conf_t       *named;          /* try_files' @name to enter */
+    void                *loc_caps;       /* r->loc's regex's captures
+                                            (gn_regex_caps_t), or NULL */
+    gn_str_t             fdir;           /* the static files: the file */
+    gn_str_t             fpath;          /* r->uri names (http_file.h) */
     gn_msec_t            start_msec;
 
     /* request body: what is left to read or discard */

@@ -7,6 +7,7 @@
 
 #include "http_response.h"
 #include "http_file.h"
+#include "http_headers.h"
 #include "lookup.h"
 #include "timer.h"
 #include "str.h"
@@ -103,17 +104,6 @@ gn_http_off_text(u_char *p, off_t n)
 }
 
 
-/* Formats t as an IMF-fixdate into buf (30 bytes); returns the length. */
-static size_t
-gn_http_time(u_char *buf, time_t t)
-{
-    struct tm  tm;
-
-    gmtime_r(&t, &tm);
-    return strftime((char *) buf, 30, "%a, %d %b %Y %H:%M:%S GMT", &tm);
-}
-
-
 /* Last-Modified: most responses repeat the few files in use, so the last
  * formatted time is kept (a child is single-threaded). */
 static u_char *
@@ -124,7 +114,7 @@ gn_http_time_cached(u_char *p, time_t t)
     static size_t  len;
 
     if (t != last) {
-        len = gn_http_time(text, t);
+        len = gn_time_http(text, t);
         last = t;
     }
 
@@ -322,6 +312,7 @@ gn_http_response_head(gn_http_request_t *r)
 {
     const gn_str_t    *line;
     gn_http_header_t  *h;
+    gn_str_t           added;
     u_char            *buf, *p;
     size_t             len;
     gn_uint_t          body, i;
@@ -330,6 +321,11 @@ gn_http_response_head(gn_http_request_t *r)
     if (line == NULL) {
         r->status = 500;
         line = gn_http_status_line(500);
+    }
+
+    /* add_header, expires, tls_hsts: first, as expires may drop fields */
+    if (gn_http_headers_build(r, &added) != GN_OK) {
+        return GN_ERROR;
     }
 
     if (r->segs == NULL && gn_http_add_mem(r, NULL, 0) != GN_OK) {
@@ -347,7 +343,7 @@ gn_http_response_head(gn_http_request_t *r)
           + sizeof("Accept-Ranges: bytes\r\n")
           + sizeof("Connection: keep-alive\r\n")
           + sizeof("Transfer-Encoding: chunked\r\n")
-          + r->extra_headers.len + 2;
+          + r->extra_headers.len + added.len + 2;
 
     for (i = 0; r->resp_headers && i < r->resp_headers->nelts; i++) {
         h = &((gn_http_header_t *) r->resp_headers->elts)[i];
@@ -421,6 +417,10 @@ gn_http_response_head(gn_http_request_t *r)
         p = gn_cpymem(p, ": ", 2);
         p = gn_cpymem(p, h->value.data, h->value.len);
         p = gn_cpymem(p, "\r\n", 2);
+    }
+
+    if (added.len) {
+        p = gn_cpymem(p, added.data, added.len);
     }
 
     if (r->chunked_out && body) {

@@ -79,8 +79,8 @@ gn_http_static_error(gn_http_request_t *r, int err)
     case ELOOP:
         if (gn_static_conf(r->loc)->log_not_found) {
             gn_log_error(GN_LOG_ERR, &r->c->log, err, "open() of "
-                         "\"%.*s%.*s\" failed", GN_STR_ARG(&r->loc->root),
-                         GN_STR_ARG(&r->uri));
+                         "\"%.*s%.*s\" failed", GN_STR_ARG(&r->fdir),
+                         GN_STR_ARG(&r->fpath));
         }
         return gn_http_response_error(r, 404);
 
@@ -93,12 +93,12 @@ gn_http_static_error(gn_http_request_t *r, int err)
     case EACCES:
     case EPERM:
         gn_log_error(GN_LOG_ERR, &r->c->log, err, "open() of \"%.*s%.*s\" "
-                     "failed", GN_STR_ARG(&r->loc->root), GN_STR_ARG(&r->uri));
+                     "failed", GN_STR_ARG(&r->fdir), GN_STR_ARG(&r->fpath));
         return gn_http_response_error(r, 403);
 
     default:
         gn_log_error(GN_LOG_CRIT, &r->c->log, err, "open() of \"%.*s%.*s\" "
-                     "failed", GN_STR_ARG(&r->loc->root), GN_STR_ARG(&r->uri));
+                     "failed", GN_STR_ARG(&r->fdir), GN_STR_ARG(&r->fpath));
         return gn_http_response_error(r, 500);
     }
 }
@@ -125,7 +125,7 @@ gn_http_static_private(gn_http_request_t *r, gn_fc_entry_t *e,
     if (!(e->mode & S_IROTH)) {
         gn_log_error(GN_LOG_ERR, &r->c->log, 0, "\"%.*s%.*s%.*s\" is not "
                      "world-readable (mode %04o), refused (private_files "
-                     "off)", GN_STR_ARG(&r->loc->root), GN_STR_ARG(&r->uri),
+                     "off)", GN_STR_ARG(&r->fdir), GN_STR_ARG(&r->fpath),
                      (int) (name ? name->len : 0),
                      name ? (char *) name->data : "",
                      (unsigned) (e->mode & 07777));
@@ -136,7 +136,7 @@ gn_http_static_private(gn_http_request_t *r, gn_fc_entry_t *e,
         return GN_OK;
     }
 
-    if (gn_file_cache_root_owner(&r->loc->root, &owner) == GN_OK
+    if (gn_file_cache_root_owner(&r->fdir, &owner) == GN_OK
         && owner == e->uid)
     {
         return GN_OK;
@@ -145,7 +145,7 @@ gn_http_static_private(gn_http_request_t *r, gn_fc_entry_t *e,
     gn_log_error(GN_LOG_ERR, &r->c->log, 0, "\"%.*s%.*s%.*s\" is owned by "
                  "uid %u, not by root, the server's user or the owner of "
                  "the root, refused (private_files off)",
-                 GN_STR_ARG(&r->loc->root), GN_STR_ARG(&r->uri),
+                 GN_STR_ARG(&r->fdir), GN_STR_ARG(&r->fpath),
                  (int) (name ? name->len : 0),
                  name ? (char *) name->data : "", (unsigned) e->uid);
     return GN_DECLINED;
@@ -164,7 +164,7 @@ gn_http_static_find_index(gn_http_request_t *r, gn_str_t **name, int *err)
     names = r->loc->index->elts;
 
     for (i = 0; i < r->loc->index->nelts; i++) {
-        e = gn_http_file_open(r, &r->loc->root, &r->uri, &names[i],
+        e = gn_http_file_open(r, &r->fdir, &r->fpath, &names[i],
                               !gn_file_conf(r->loc)->symlinks_outside_root,
                               err);
         if (e != NULL) {
@@ -192,7 +192,9 @@ gn_http_static_index_uri(gn_http_request_t *r, gn_str_t *uri)
     int        err;
     u_char    *p;
 
-    if (gn_http_static_find_index(r, &name, &err) == NULL) {
+    if (gn_http_file_map(r, &r->uri, &r->fdir, &r->fpath) != GN_OK
+        || gn_http_static_find_index(r, &name, &err) == NULL)
+    {
         return GN_DECLINED;
     }
 
@@ -232,15 +234,15 @@ gn_http_static_index(gn_http_request_t *r, int *err)
 
     /* No index file: as nginx, 404 when the directory itself is not
      * there, else 403 with a line that says why (err 0: logged). */
-    e = gn_http_file_open(r, &r->loc->root, &r->uri, NULL,
+    e = gn_http_file_open(r, &r->fdir, &r->fpath, NULL,
                           !gn_file_conf(r->loc)->symlinks_outside_root, err);
     if (e == NULL) {
         return NULL;
     }
 
     gn_log_error(GN_LOG_ERR, &r->c->log, 0, "directory index of "
-                 "\"%.*s%.*s\" is forbidden", GN_STR_ARG(&r->loc->root),
-                 GN_STR_ARG(&r->uri));
+                 "\"%.*s%.*s\" is forbidden", GN_STR_ARG(&r->fdir),
+                 GN_STR_ARG(&r->fpath));
     *err = 0;
     return NULL;
 }
@@ -395,6 +397,11 @@ gn_http_static_handler(gn_http_request_t *r)
 
     r->content_type.len = 0;
 
+    rc = gn_http_file_map(r, &r->uri, &r->fdir, &r->fpath);
+    if (rc != GN_OK) {
+        return rc == GN_ERROR ? GN_ERROR : gn_http_response_error(r, 404);
+    }
+
     if (r->uri.data[r->uri.len - 1] == '/') {
         e = gn_http_static_index(r, &err);
         if (e == NULL) {
@@ -405,7 +412,7 @@ gn_http_static_handler(gn_http_request_t *r)
         }
 
     } else {
-        e = gn_http_file_open(r, &r->loc->root, &r->uri, NULL,
+        e = gn_http_file_open(r, &r->fdir, &r->fpath, NULL,
                               !gn_file_conf(r->loc)->symlinks_outside_root,
                               &err);
         if (e == NULL) {

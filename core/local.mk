@@ -30,6 +30,8 @@ noinst_LTLIBRARIES += %reldir%/libgncore.la
     %reldir%/http_core.c %reldir%/http_core.h \
     %reldir%/http1.c %reldir%/http1.h %reldir%/http2.h \
     %reldir%/http_response.c %reldir%/http_response.h \
+    %reldir%/http_headers.c %reldir%/http_headers.h \
+    %reldir%/try_files.c %reldir%/try_files.h \
     %reldir%/http_static.c %reldir%/http_static.h \
     %reldir%/http_file.c %reldir%/http_file.h \
     %reldir%/access_log.c %reldir%/access_log.h \

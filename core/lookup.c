@@ -97,6 +97,23 @@ gn_lookup_location(gn_srv_conf_t *srv, const u_char *path, size_t len)
 }
 
 
+gn_loc_conf_t *
+gn_lookup_named(gn_srv_conf_t *srv, const gn_str_t *name)
+{
+    gn_loc_conf_t  **plc;
+    gn_uint_t        i;
+
+    plc = srv->locations.elts;
+    for (i = 0; i < srv->locations.nelts; i++) {
+        if (plc[i]->named && gn_str_cmp(&plc[i]->name, name) == 0) {
+            return plc[i];
+        }
+    }
+
+    return NULL;
+}
+
+
 static int
 gn_lookup_mime_cmp(const void *a, const void *b)
 {

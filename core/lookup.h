@@ -22,6 +22,9 @@ gn_srv_conf_t *gn_lookup_server(gn_listen_t *ls, const u_char *name,
 gn_loc_conf_t *gn_lookup_location(gn_srv_conf_t *srv, const u_char *path,
     size_t len);
 
+/* The location `location @name` of srv for "@name", or NULL. */
+gn_loc_conf_t *gn_lookup_named(gn_srv_conf_t *srv, const gn_str_t *name);
+
 /* The MIME type of a file name (by extension, without case), or the
  * location's default_type. */
 const gn_str_t *gn_lookup_mime(gn_loc_conf_t *lc, const u_char *name,

@@ -2812,10 +2812,10 @@ gn_proxy_check(gn_conf_t *cf, gn_cycle_t *cycle, gn_srv_conf_t *sc,
         return GN_ERROR;
     }
 
-    if (pc->has_uri && lc->regex != NULL) {
+    if (pc->has_uri && (lc->regex != NULL || lc->named)) {
         snprintf(cf->err, sizeof(cf->err), "\"proxy_pass\" cannot have a URI "
-                 "part in a location given by a regular expression in "
-                 "%.*s:%u", GN_STR_ARG(&pc->http.pass_file),
+                 "part in a location given by a regular expression or a "
+                 "name in %.*s:%u", GN_STR_ARG(&pc->http.pass_file),
                  (unsigned) pc->http.pass_line);
         return GN_ERROR;
     }

@@ -480,6 +480,34 @@ gn_rw_apply_query(gn_http_request_t *r, u_char *s, size_t len,
 }
 
 
+gn_int_t
+gn_rewrite_set_uri(gn_http_request_t *r, u_char *s, size_t len,
+    gn_str_t *path)
+{
+    u_char  *norm;
+
+    if (gn_rw_apply_query(r, s, len, path) != GN_OK) {
+        return GN_ERROR;
+    }
+
+    norm = gn_pnalloc(r->pool, path->len + 2);
+    if (norm == NULL) {
+        return GN_ERROR;
+    }
+    if (path->len == 0 || path->data[0] != '/'
+        || gn_http_normalize_path(path->data, path->len, norm, &len)
+           != GN_OK)
+    {
+        return GN_DECLINED;
+    }
+
+    r->uri.data = norm;
+    r->uri.len = len;
+    r->uri_changed = 1;
+    return GN_OK;
+}
+
+
 /* A redirect to `url` (absolute, or a path + query). */
 static gn_int_t
 gn_rw_redirect(gn_http_request_t *r, gn_uint_t code, u_char *url, size_t len)
@@ -574,7 +602,7 @@ gn_rw_run_level(gn_http_request_t *r, gn_array_t *ops, gn_regex_caps_t **caps,
     gn_uint_t         i, changed;
     gn_int_t          hit;
     const char       *err;
-    u_char           *s, *norm;
+    u_char           *s;
     size_t            len;
 
     *rc = GN_OK;
@@ -627,29 +655,16 @@ gn_rw_run_level(gn_http_request_t *r, gn_array_t *ops, gn_regex_caps_t **caps,
             return GN_RW_STOP;
         }
 
-        if (gn_rw_apply_query(r, s, len, &path) != GN_OK) {
-            *rc = GN_ERROR;
-            return GN_RW_STOP;
-        }
-
-        norm = gn_pnalloc(r->pool, path.len + 2);
-        if (norm == NULL) {
-            *rc = GN_ERROR;
-            return GN_RW_STOP;
-        }
-        if (path.len == 0 || path.data[0] != '/'
-            || gn_http_normalize_path(path.data, path.len, norm, &len)
-               != GN_OK)
-        {
+        *rc = gn_rewrite_set_uri(r, s, len, &path);
+        if (*rc == GN_DECLINED) {
             gn_log_error(GN_LOG_ERR, &r->c->log, 0, "rewrite \"%.*s\" made "
                          "an invalid URI \"%.*s\"",
                          GN_STR_ARG(&op[i].regex.pattern), GN_STR_ARG(&path));
             *rc = GN_ERROR;
+        }
+        if (*rc != GN_OK) {
             return GN_RW_STOP;
         }
-        r->uri.data = norm;
-        r->uri.len = len;
-        r->uri_changed = 1;
         changed = 1;
 
         if (op[i].flag == GN_RW_FLAG_LAST) {
@@ -722,12 +737,15 @@ gn_rewrite_run(gn_http_request_t *r)
 
     caps = NULL;
 
-    /* the server level runs once; there `last` acts as `break` */
-    what = gn_rw_run_level(r, gn_rewrite_conf(r->srv->loc)->ops, &caps, &rc);
-    if (rc != GN_OK) {
-        return rc;
+    /* the server level runs once; there `last` acts as `break`; a named
+     * location (try_files' @name) starts at its own rules, as nginx's */
+    if (r->named == NULL) {
+        what = gn_rw_run_level(r, gn_rewrite_conf(r->srv->loc)->ops, &caps,
+                               &rc);
+        if (rc != GN_OK) {
+            return rc;
+        }
     }
-    (void) what;
 
     for (cycles = 0; ; cycles++) {
         if (cycles > GN_RW_MAX_CYCLES) {
@@ -738,14 +756,21 @@ gn_rewrite_run(gn_http_request_t *r)
         }
 
         caps = NULL;
-        r->loc = gn_rw_find_location(r, &caps, &rc);
-        if (rc != GN_OK) {
-            return rc;
-        }
+        if (r->named != NULL) {
+            r->loc = r->named;
+            r->named = NULL;
 
-        if (r->loc == r->srv->loc) {
-            return GN_OK;                  /* server level ran already */
+        } else {
+            r->loc = gn_rw_find_location(r, &caps, &rc);
+            if (rc != GN_OK) {
+                return rc;
+            }
+
+            if (r->loc == r->srv->loc) {
+                return GN_OK;              /* server level ran already */
+            }
         }
+        r->loc_caps = caps;                /* a regex location's, alias */
 
         what = gn_rw_run_level(r, gn_rewrite_conf(r->loc)->ops, &caps, &rc);
         if (rc != GN_OK) {
@@ -758,7 +783,81 @@ gn_rewrite_run(gn_http_request_t *r)
 }
 
 
+/* An alias with captures (lc->alias_expand): its path for r, with the
+ * captures of r's location's regex. */
+static gn_int_t
+gn_rewrite_alias(gn_http_request_t *r, gn_str_t *path)
+{
+    path->data = gn_rw_expand(r, r->loc->alias_tpl, r->loc_caps,
+                              &path->len);
+    return path->data != NULL ? GN_OK : GN_ERROR;
+}
+
+
+/* An alias with captures in a regex location: its template (with the
+ * location's named groups), and the directory before the first of
+ * them, under which its files must stay. */
+static gn_int_t
+gn_rewrite_check_level(gn_conf_t *cf, gn_cycle_t *cycle, gn_srv_conf_t *sc,
+    gn_loc_conf_t *lc)
+{
+    gn_rw_tpl_t     *tpl;
+    gn_conf_file_t   where, *saved;
+    gn_int_t         rc;
+    u_char          *dollar;
+
+    (void) cycle;
+    (void) sc;
+
+    if (lc->alias.len == 0 || lc->regex == NULL) {
+        return GN_OK;
+    }
+
+    dollar = memchr(lc->alias.data, '$', lc->alias.len);
+    if (dollar == NULL) {
+        return GN_OK;
+    }
+
+    tpl = gn_pcalloc(cf->pool, sizeof(gn_rw_tpl_t));
+    if (tpl == NULL) {
+        snprintf(cf->err, sizeof(cf->err), "out of memory");
+        return GN_ERROR;
+    }
+    /* its errors name the line of the alias */
+    where.name = lc->alias_file;
+    where.line = lc->alias_line;
+    saved = cf->file;
+    cf->file = &where;
+    rc = gn_rw_compile_tpl(cf, tpl, &lc->alias, lc->regex);
+    cf->file = saved;
+    if (rc != GN_OK) {
+        return GN_ERROR;                   /* cf->err says why */
+    }
+    if (lc->alias_slash
+        && gn_rw_part(tpl, GN_RW_LIT, (u_char *) "/", 1, 0) != GN_OK)
+    {
+        return GN_ERROR;
+    }
+
+    lc->alias_tpl = tpl;
+    lc->alias_expand = gn_rewrite_alias;
+    lc->alias_dir.data = lc->alias.data;
+    lc->alias_dir.len = (size_t) (dollar - lc->alias.data);
+    while (lc->alias_dir.len > 0
+           && lc->alias_dir.data[lc->alias_dir.len - 1] != '/')
+    {
+        lc->alias_dir.len--;
+    }
+    if (lc->alias_dir.len > 1) {
+        lc->alias_dir.len--;               /* no trailing '/' */
+    }
+
+    return GN_OK;
+}
+
+
 const gn_feature_t  gn_rewrite_feature = {
     .name = "rewrite", .commands = gn_rewrite_commands,
-    .conf_size = sizeof(gn_rewrite_conf_t)
+    .conf_size = sizeof(gn_rewrite_conf_t),
+    .check_level = gn_rewrite_check_level
 };

@@ -36,4 +36,12 @@ extern const gn_feature_t  gn_rewrite_feature;
  * redirect or `return`), GN_ERROR on a failure (a 500 to answer). */
 gn_int_t gn_rewrite_run(gn_http_request_t *r);
 
+/* Child: r's URI (and query, by rewrite's rules: "new?a=1" puts a=1
+ * before the old query, "new?" drops it) from s, the path decoded and
+ * normalised as the request's was; r->uri_changed set. GN_OK,
+ * GN_DECLINED (not a valid path: *path says what it was), GN_ERROR
+ * (memory). */
+gn_int_t gn_rewrite_set_uri(gn_http_request_t *r, u_char *s, size_t len,
+    gn_str_t *path);
+
 #endif /* GN_CORE_REWRITE_H_INCLUDED */

@@ -40,10 +40,7 @@ gn_time_update(void)
     }
     gn_current_sec = sec;
 
-    gmtime_r(&sec, &tm);
-    gn_http_date.len = strftime((char *) gn_http_date_buf,
-                                sizeof(gn_http_date_buf),
-                                "%a, %d %b %Y %H:%M:%S GMT", &tm);
+    gn_http_date.len = gn_time_http(gn_http_date_buf, sec);
     gn_http_date.data = gn_http_date_buf;
 
     localtime_r(&sec, &tm);
@@ -64,6 +61,17 @@ gn_time_update(void)
                                     - gn_log_time_iso.len,
                                     "%c%02ld:%02ld", sign, off / 60, off % 60);
     gn_log_time_iso.data = gn_log_iso_buf;
+}
+
+
+size_t
+gn_time_http(u_char *buf, time_t t)
+{
+    struct tm  tm;
+
+    gmtime_r(&t, &tm);
+    return strftime((char *) buf, GN_HTTP_TIME_LEN + 1,
+                    "%a, %d %b %Y %H:%M:%S GMT", &tm);
 }
 
 

@@ -38,6 +38,11 @@ extern gn_str_t            gn_log_time_iso;   /* 2026-11-30T14:05:01+00:00 */
 
 void gn_time_update(void);
 
+/* t as an IMF-fixdate (RFC 9110 5.6.7) into buf, which has room for
+ * GN_HTTP_TIME_LEN + 1 bytes; its length. Any process. */
+#define GN_HTTP_TIME_LEN   (sizeof("Mon, 28 Sep 1970 06:00:00 GMT") - 1)
+size_t gn_time_http(u_char *buf, time_t t);
+
 void gn_timer_init_node(gn_timer_t *t, gn_timer_handler_pt h, void *data);
 gn_int_t gn_timer_heap_init(gn_uint_t capacity);
 void gn_timer_set(gn_timer_t *t, gn_msec_t after);

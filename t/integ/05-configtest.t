@@ -238,7 +238,41 @@ my @bad_lines = (
     [ 'proxy-regex-uri', 0,
       [ 'location ~ \.php$ { proxy_pass http://127.0.0.1:1/x; }' ],
       '"proxy_pass" cannot have a URI part in a location given by a '
-      . 'regular expression', 5 ],
+      . 'regular expression or a name', 5 ],
+    [ 'proxy-named-uri', 0,
+      [ 'location @app { proxy_pass http://127.0.0.1:1/x; }' ],
+      '"proxy_pass" cannot have a URI part in a location given by a '
+      . 'regular expression or a name', 5 ],
+    # try_files, alias, add_header, expires, tls_hsts (issue 23, item 1)
+    [ 'try-files-named', 0, [ 'location / { try_files $uri @nosuch; }' ],
+      'no location "@nosuch" in the server for "try_files"', 5 ],
+    [ 'try-files-code', 0, [ 'location / { try_files $uri =999; }' ],
+      'invalid code "=999" in "try_files", expected "=" and a status such '
+      . 'as 404', 5 ],
+    [ 'try-files-last', 0, [ 'try_files $uri index.html;' ],
+      'invalid last argument "index.html" in "try_files", expected a URI '
+      . '("/..."), "=CODE" or "@NAME"', 5 ],
+    [ 'try-files-var', 0, [ 'try_files $nosuch /;' ],
+      'unknown variable "$nosuch" in "try_files"', 5 ],
+    [ 'internal-server', 0, [ 'internal;' ],
+      '"internal" directive is not allowed here', 5 ],
+    [ 'alias-and-root', 0, [ 'location /a/ { root /tmp;', '    alias /srv/; }' ],
+      '"alias" directive cannot stand with "root" in one location', 6 ],
+    [ 'alias-capture', 0,
+      [ 'location ~ ^/u/(.+)$ {', '    alias /srv/$2; }' ],
+      '"$2" refers to a capture the pattern does not have, in "/srv/$2"', 6 ],
+    [ 'add-header-name', 0, [ 'add_header "X Y" 1;' ],
+      'invalid header name "X Y" in "add_header"', 5 ],
+    [ 'add-header-flag', 0, [ 'add_header X 1 sometimes;' ],
+      'invalid parameter "sometimes" in "add_header", expected "always"', 5 ],
+    [ 'add-header-var', 0, [ 'add_header X $nosuch;' ],
+      'unknown variable "$nosuch" in "add_header"', 5 ],
+    [ 'expires-bad', 0, [ 'expires @15h;' ],
+      'invalid value "@15h" in "expires", expected [modified] TIME, "epoch", '
+      . '"max" or "off" (a time of day, "@...", is not supported)', 5 ],
+    [ 'tls-hsts-bad', 0, [ 'tls_hsts 1y subdomains;' ],
+      'invalid parameter "subdomains" in "tls_hsts", expected '
+      . '"includeSubDomains" or "preload"', 5 ],
     [ 'proxy-unknown-host', 0,
       [ 'location / { proxy_pass http://no-such-host.invalid; }' ],
       'no upstream "no-such-host.invalid", and the host '
@@ -365,7 +399,8 @@ my @bad_lines = (
     [ 'location-modifier', 0, [ 'location ~~ /a { }' ],
       'invalid location modifier "~~", expected "=", "~", "~*" or "^~"', 5 ],
     [ 'location-slash', 0, [ 'location a { }' ],
-      'invalid location "a", it must start with "/"', 5 ],
+      'invalid location "a", it must start with "/" (or "@": a named '
+      . 'location)', 5 ],
     [ 'location-dup', 0, [ 'location /a { }', 'location /a { }' ],
       'duplicate location "/a"', 6 ],
     [ 'listen-port', 0, [ 'listen 127.0.0.1:99999;' ],
