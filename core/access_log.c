@@ -73,11 +73,13 @@ enum {
     GN_LV_HTTPS,
     GN_LV_SERVER_ADDR,
     GN_LV_GANNET_VERSION,
+    GN_LV_BINARY_REMOTE_ADDR,
     GN_LV_HTTP_HEADER              /* $http_<name>: op->text is the name */
 };
 
 static const gn_conf_enum_t  gn_log_vars[] = {
     { gn_string("remote_addr"), GN_LV_REMOTE_ADDR },
+    { gn_string("binary_remote_addr"), GN_LV_BINARY_REMOTE_ADDR },
     { gn_string("remote_port"), GN_LV_REMOTE_PORT },
     { gn_string("remote_user"), GN_LV_REMOTE_USER },
     { gn_string("time_local"), GN_LV_TIME_LOCAL },
@@ -764,9 +766,10 @@ static size_t
 gn_access_log_str(gn_http_request_t *r, gn_log_op_t *op, u_char *p,
     gn_uint_t esc)
 {
-    gn_str_t   v[4], *s, none = gn_null_string;
-    u_char     lower[256];
-    size_t     n;
+    gn_str_t          v[4], *s, none = gn_null_string;
+    struct sockaddr  *sa;
+    u_char            lower[256];
+    size_t            n;
 
     s = &none;
 
@@ -775,6 +778,19 @@ gn_access_log_str(gn_http_request_t *r, gn_log_op_t *op, u_char *p,
     case GN_LV_REMOTE_ADDR:
         v[0] = gn_http_peer_text(r);
         s = &v[0];
+        break;
+    case GN_LV_BINARY_REMOTE_ADDR:
+        /* 4 or 16 bytes, the key of limit_req_zone and limit_conn_zone */
+        sa = gn_http_peer(r);
+        if (sa->sa_family == AF_INET) {
+            v[0].data = (u_char *) &((struct sockaddr_in *) sa)->sin_addr;
+            v[0].len = 4;
+            s = &v[0];
+        } else if (sa->sa_family == AF_INET6) {
+            v[0].data = (u_char *) &((struct sockaddr_in6 *) sa)->sin6_addr;
+            v[0].len = 16;
+            s = &v[0];
+        }
         break;
     case GN_LV_REALIP_REMOTE_ADDR:
         v[0].data = (u_char *) r->c->addr_text;

@@ -26,6 +26,7 @@
 #include "listen.h"
 #include "proxy.h"
 #include "http_file.h"
+#include "limit.h"
 
 
 #define gn_req(r)   ((gn_http_request_t *) (r))
@@ -920,6 +921,32 @@ gn_api_upstream_stats(unsigned index, gn_upstream_server_stats_t *out,
 }
 
 
+/* 1.7. Filled as proto_stats. */
+static int
+gn_api_limit_stats(unsigned index, gn_limit_zone_stats_t *out, size_t size)
+{
+    gn_limit_zone_stats_t  ls;
+    gn_limit_stats_t       st;
+    gn_str_t               name;
+    gn_uint_t              conn;
+
+    if (out == NULL || size < offsetof(gn_limit_zone_stats_t, passed)
+        || gn_limit_zone_stats(index, &name, &conn, &st) != GN_OK)
+    {
+        return 0;
+    }
+
+    memset(&ls, 0, sizeof(ls));
+    ls.kind = conn ? GN_LIMIT_ZONE_CONN : GN_LIMIT_ZONE_REQ;
+    memcpy(ls.name, name.data, gn_min(name.len, sizeof(ls.name) - 1));
+    ls.passed = st.passed;
+    ls.delayed = st.delayed;
+    ls.rejected = st.rejected;
+
+    return gn_api_fill(out, &ls, sizeof(ls), size);
+}
+
+
 /* 1.4. Filled as proto_stats: a whole struct, then the caller's size. */
 static int
 gn_api_memcached_stats(unsigned index, gn_memcached_stats_t *out,
@@ -1033,5 +1060,6 @@ const gn_api_t  gn_api = {
     gn_api_memcached_stats,
     gn_api_tls_ticket_stats,
     gn_api_on_drained,
-    gn_api_upstream_stats
+    gn_api_upstream_stats,
+    gn_api_limit_stats
 };

@@ -19,6 +19,8 @@
 #include "realip.h"
 #include "proxy.h"
 #include "try_files.h"
+#include "limit.h"
+#include "timer.h"
 #include "tls.h"
 #include "log.h"
 #include "access_log.h"
@@ -139,13 +141,127 @@ gn_http_core_server(gn_http_request_t *r)
  * ever. */
 #define GN_HTTP_MAX_INDEX_REDIRECTS  10
 
+/*
+ * One pass in r's location, from its limits and filters to its handler:
+ * GN_OK (the response is set up), GN_DONE (a module's or the proxy's
+ * request), GN_AGAIN (the body is to be read past, then the static
+ * files serve it), GN_BUSY (limit_req: wait r->limit_delay ms, then
+ * pass again), GN_DECLINED (an internal redirect: locate again),
+ * GN_ERROR.
+ */
+static gn_int_t
+gn_http_core_pass(gn_http_request_t *r)
+{
+    gn_http_head_t  *h = &r->head;
+    gn_int_t         rc;
+    gn_str_t         uri;
+
+    /* limit_req, limit_conn: once, before the access rules, as nginx */
+    rc = gn_limit_check(r, &r->limit_delay);
+    if (rc != GN_OK) {
+        return rc == GN_BUSY || rc == GN_ERROR
+               ? rc : gn_http_response_error(r, (gn_uint_t) rc);
+    }
+
+    rc = gn_http_module_filters(r, GN_HTTP_FILTER_MAPPED);
+    if (rc != GN_OK) {
+        return rc == GN_ERROR ? GN_ERROR : gn_http_response_error(r, rc);
+    }
+
+    /* allow/deny, auth_basic: before body rules and any handler */
+    rc = gn_access_check(r);
+    if (rc != GN_DECLINED) {
+        return rc;                    /* 403 or 401 prepared, or error */
+    }
+
+    rc = gn_http_body_rules(r);
+    if (rc != GN_OK) {
+        return gn_http_response_error(r, (gn_uint_t) rc);
+    }
+
+    rc = gn_try_files_run(r);
+    if (rc == GN_AGAIN) {
+        if (r->redirects == GN_HTTP_MAX_INDEX_REDIRECTS) {
+            gn_log_error(GN_LOG_ERR, &r->c->log, 0, "rewrite or internal "
+                         "redirection cycle while processing \"%.*s\"",
+                         GN_STR_ARG(&r->uri));
+            return gn_http_response_error(r, 500);
+        }
+        return GN_DECLINED;
+    }
+    if (rc != GN_DECLINED) {
+        return rc == GN_ERROR ? GN_ERROR
+                              : gn_http_response_error(r, (gn_uint_t) rc);
+    }
+
+    r->module = gn_proxy_handler_for(r->loc);
+    if (r->module == NULL) {
+        r->module = gn_module_handler_for(r->loc, &r->uri);
+    }
+    if (r->module != NULL) {
+        return GN_DONE;               /* gn_http_core_start runs it */
+    }
+
+    /* `index`, as nginx's: "/dir/" with an index file is an internal
+     * redirect to it, which may match another location (index.php goes
+     * to its fastcgi_pass, not out as a file) */
+    if (r->uri.data[r->uri.len - 1] == '/'
+        && (h->method & (GN_HTTP_GET | GN_HTTP_HEAD | GN_HTTP_POST))
+        && r->redirects < GN_HTTP_MAX_INDEX_REDIRECTS)
+    {
+        rc = gn_http_static_index_uri(r, &uri);
+        if (rc == GN_ERROR) {
+            return GN_ERROR;
+        }
+        if (rc == GN_OK) {
+            r->uri = uri;
+            r->uri_changed = 1;
+            return GN_DECLINED;
+        }
+    }
+
+    return r->has_body ? GN_AGAIN : gn_http_static_handler(r);
+}
+
+
+/* The rules find r's location, then a pass there, until no internal
+ * redirect follows; `resumed`: a pass that waited for limit_req goes
+ * on where it was. As gn_http_core_pass, but for GN_DECLINED. */
+static gn_int_t
+gn_http_core_locate(gn_http_request_t *r, gn_uint_t resumed)
+{
+    gn_int_t  rc;
+
+    for ( ;; ) {
+        if (!resumed) {
+            rc = gn_rewrite_run(r);
+            if (rc == GN_DONE) {
+                return GN_OK;         /* a redirect or `return` answered */
+            }
+            if (rc != GN_OK) {
+                return GN_ERROR;
+            }
+
+            if (gn_try_files_refused(r)) {
+                return gn_http_response_error(r, 404);  /* `internal` */
+            }
+        }
+        resumed = 0;
+
+        rc = gn_http_core_pass(r);
+        if (rc != GN_DECLINED) {
+            return rc;
+        }
+        r->redirects++;
+    }
+}
+
+
 static gn_int_t
 gn_http_core_run(gn_http_request_t *r, gn_uint_t misdirected)
 {
     gn_http_head_t  *h = &r->head;
     gn_int_t         rc;
-    gn_uint_t        redirects;
-    gn_str_t         uri;
     u_char          *p;
 
     if (misdirected) {
@@ -188,80 +304,7 @@ gn_http_core_run(gn_http_request_t *r, gn_uint_t misdirected)
     }
     r->uri.data = p;
 
-    for (redirects = 0; /* void */; redirects++) {
-        rc = gn_rewrite_run(r);
-        if (rc == GN_DONE) {
-            return GN_OK;             /* a redirect or `return` answered */
-        }
-        if (rc != GN_OK) {
-            return GN_ERROR;
-        }
-
-        if (gn_try_files_refused(r)) {
-            return gn_http_response_error(r, 404);      /* `internal` */
-        }
-
-        rc = gn_http_module_filters(r, GN_HTTP_FILTER_MAPPED);
-        if (rc != GN_OK) {
-            return rc == GN_ERROR ? GN_ERROR
-                                  : gn_http_response_error(r, rc);
-        }
-
-        /* allow/deny, auth_basic: before body rules and any handler */
-        rc = gn_access_check(r);
-        if (rc != GN_DECLINED) {
-            return rc;                /* 403 or 401 prepared, or error */
-        }
-
-        rc = gn_http_body_rules(r);
-        if (rc != GN_OK) {
-            return gn_http_response_error(r, (gn_uint_t) rc);
-        }
-
-        rc = gn_try_files_run(r);
-        if (rc == GN_AGAIN) {
-            if (redirects == GN_HTTP_MAX_INDEX_REDIRECTS) {
-                gn_log_error(GN_LOG_ERR, &r->c->log, 0, "rewrite or "
-                             "internal redirection cycle while processing "
-                             "\"%.*s\"", GN_STR_ARG(&r->uri));
-                return gn_http_response_error(r, 500);
-            }
-            continue;
-        }
-        if (rc != GN_DECLINED) {
-            return rc == GN_ERROR ? GN_ERROR
-                                  : gn_http_response_error(r, (gn_uint_t) rc);
-        }
-
-        r->module = gn_proxy_handler_for(r->loc);
-        if (r->module == NULL) {
-            r->module = gn_module_handler_for(r->loc, &r->uri);
-        }
-        if (r->module != NULL) {
-            return GN_DONE;          /* gn_http_core_start runs it */
-        }
-
-        /* `index`, as nginx's: "/dir/" with an index file is an internal
-         * redirect to it, which may match another location (index.php
-         * goes to its fastcgi_pass, not out as a file) */
-        if (r->uri.data[r->uri.len - 1] != '/'
-            || !(h->method & (GN_HTTP_GET | GN_HTTP_HEAD | GN_HTTP_POST))
-            || redirects == GN_HTTP_MAX_INDEX_REDIRECTS)
-        {
-            break;
-        }
-        rc = gn_http_static_index_uri(r, &uri);
-        if (rc == GN_ERROR) {
-            return GN_ERROR;
-        }
-        if (rc != GN_OK) {
-            break;
-        }
-        r->uri = uri;
-        r->uri_changed = 1;
-    }
-
-    return r->has_body ? GN_AGAIN : gn_http_static_handler(r);
+    return gn_http_core_locate(r, 0);
 }
 
 
@@ -284,6 +327,64 @@ gn_http_core_respond(gn_http_request_t *r, gn_int_t rc)
 }
 
 
+static void gn_http_core_go(gn_http_request_t *r, gn_int_t rc);
+
+
+/* limit_req's wait is over: the pass goes on. */
+static void
+gn_http_core_delayed(gn_timer_t *t)
+{
+    gn_http_request_t  *r = t->data;
+
+    gn_http_core_go(r, gn_http_core_locate(r, 1));
+}
+
+
+static void
+gn_http_core_delay_cleanup(void *data)
+{
+    gn_http_request_t  *r = data;
+
+    gn_timer_del(&r->kick);
+}
+
+
+/* What the phases ended in, carried out: a module's request runs, the
+ * body is read, the response goes, or the request waits (limit_req)
+ * on r->kick, which modules use only later. */
+static void
+gn_http_core_go(gn_http_request_t *r, gn_int_t rc)
+{
+    gn_pool_cleanup_t  *cln;
+
+    if (rc == GN_BUSY) {
+        cln = gn_pool_cleanup_add(r->pool, 0);
+        if (cln == NULL) {
+            r->stream->abort(r);
+            return;
+        }
+        cln->handler = gn_http_core_delay_cleanup;
+        cln->data = r;
+        gn_timer_init_node(&r->kick, gn_http_core_delayed, r);
+        gn_timer_set(&r->kick, r->limit_delay);
+        r->stream->wait(r);             /* last: it may end the request */
+        return;
+    }
+
+    if (rc == GN_DONE) {
+        gn_http_module_run(r);           /* may have ended the request */
+        return;
+    }
+
+    if (rc == GN_AGAIN) {
+        r->stream->read_body(r);
+        return;
+    }
+
+    gn_http_core_respond(r, rc);
+}
+
+
 void
 gn_http_core_start(gn_http_request_t *r)
 {
@@ -302,19 +403,8 @@ gn_http_core_start(gn_http_request_t *r)
         }
     }
 
-    if (rc == GN_DONE) {
-        gn_http_module_run(r);           /* may have ended the request */
-        return;
-    }
-
-    if (rc == GN_AGAIN) {
-        r->stream->read_body(r);
-        return;
-    }
-
-    gn_http_core_respond(r, rc);
+    gn_http_core_go(r, rc);
 }
-
 
 
 void

@@ -112,6 +112,9 @@ struct gn_http_request_s {
     gn_loc_conf_t       *named;          /* try_files' @name to enter */
     void                *loc_caps;       /* r->loc's regex's captures
                                             (gn_regex_caps_t), or NULL */
+    gn_uint_t            redirects;      /* internal, so far */
+    gn_uint_t            limited;        /* limit.c's progress */
+    gn_msec_t            limit_delay;    /* ... what limit_req asks */
     gn_str_t             fdir;           /* the static files: the file */
     gn_str_t             fpath;          /* r->uri names (http_file.h) */
     gn_msec_t            start_msec;

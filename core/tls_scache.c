@@ -101,6 +101,8 @@ static uint32_t gn_scache_find(gn_scache_t *sc, uint32_t hash,
 static void gn_scache_unlink(gn_scache_t *sc, uint32_t i);
 static void gn_scache_lru_push(gn_scache_t *sc, uint32_t i);
 static void gn_scache_lru_drop(gn_scache_t *sc, uint32_t i);
+static uint32_t gn_scache_take(gn_scache_t *sc, uint32_t hash,
+    const u_char *key, size_t klen, time_t now);
 
 gn_int_t gn_scache_lock_for_test(gn_scache_t *sc);
 
@@ -232,11 +234,20 @@ gn_scache_init(void *zone, size_t size, size_t data_max, char *err,
 }
 
 
+/* now + timeout, saturated */
+static int64_t
+gn_scache_expire(time_t now, time_t timeout)
+{
+    return (timeout > 0 && (int64_t) now > INT64_MAX - (int64_t) timeout)
+           ? INT64_MAX : (int64_t) now + (int64_t) timeout;
+}
+
+
 gn_int_t
 gn_scache_store(gn_scache_t *sc, const u_char *key, size_t klen,
     const u_char *data, size_t dlen, time_t now, time_t timeout)
 {
-    uint32_t            i, hash, *bucket;
+    uint32_t            i, hash;
     int64_t             expire;
     gn_scache_entry_t  *e;
 
@@ -245,9 +256,7 @@ gn_scache_store(gn_scache_t *sc, const u_char *key, size_t klen,
     }
 
     hash = gn_scache_hash(key, klen);
-
-    expire = (timeout > 0 && (int64_t) now > INT64_MAX - (int64_t) timeout)
-             ? INT64_MAX : (int64_t) now + (int64_t) timeout;
+    expire = gn_scache_expire(now, timeout);
 
     if (gn_scache_lock(sc) != GN_OK) {
         return GN_ERROR;
@@ -264,42 +273,10 @@ gn_scache_store(gn_scache_t *sc, const u_char *key, size_t klen,
     if (i != GN_SCACHE_NIL) {
         /* replace in place; it becomes the most recently stored */
         gn_scache_lru_drop(sc, i);
-        e = gn_scache_entry(sc, i);
-
     } else {
-        if (sc->free_head == GN_SCACHE_NIL && sc->used == sc->nentries) {
-            i = sc->lru_tail;
-            e = gn_scache_entry(sc, i);
-
-            if (gn_scache_is_expired(e, now)) {
-                sc->expired++;
-            } else {
-                sc->evictions++;
-            }
-
-            gn_scache_unlink(sc, i);
-        }
-
-        if (sc->free_head != GN_SCACHE_NIL) {
-            i = sc->free_head;
-            sc->free_head = gn_scache_entry(sc, i)->next;
-
-        } else {
-            /* never used since the last clear: entries are handed out in
-             * order, so `used` is the first untouched one */
-            i = sc->used;
-        }
-
-        e = gn_scache_entry(sc, i);
-        e->hash = hash;
-        e->klen = (uint32_t) klen;
-        memcpy(e->key, key, klen);
-
-        bucket = &gn_scache_buckets(sc)[hash % sc->nbuckets];
-        e->next = *bucket;
-        *bucket = i;
-        sc->used++;
+        i = gn_scache_take(sc, hash, key, klen, now);
     }
+    e = gn_scache_entry(sc, i);
 
     e->expire = expire;
     e->dlen = (uint32_t) dlen;
@@ -314,6 +291,115 @@ gn_scache_store(gn_scache_t *sc, const u_char *key, size_t klen,
     (void) pthread_mutex_unlock(&sc->mutex);
 
     return GN_OK;
+}
+
+
+/* A new entry for key, on its hash chain but on no LRU list: a free
+ * one, else the least recently stored is dropped for it. Under the
+ * lock. */
+static uint32_t
+gn_scache_take(gn_scache_t *sc, uint32_t hash, const u_char *key,
+    size_t klen, time_t now)
+{
+    uint32_t            i, *bucket;
+    gn_scache_entry_t  *e;
+
+    if (sc->free_head == GN_SCACHE_NIL && sc->used == sc->nentries) {
+        i = sc->lru_tail;
+        e = gn_scache_entry(sc, i);
+
+        if (gn_scache_is_expired(e, now)) {
+            sc->expired++;
+        } else {
+            sc->evictions++;
+        }
+
+        gn_scache_unlink(sc, i);
+    }
+
+    if (sc->free_head != GN_SCACHE_NIL) {
+        i = sc->free_head;
+        sc->free_head = gn_scache_entry(sc, i)->next;
+
+    } else {
+        /* never used since the last clear: entries are handed out in
+         * order, so `used` is the first untouched one */
+        i = sc->used;
+    }
+
+    e = gn_scache_entry(sc, i);
+    e->hash = hash;
+    e->klen = (uint32_t) klen;
+    memcpy(e->key, key, klen);
+
+    bucket = &gn_scache_buckets(sc)[hash % sc->nbuckets];
+    e->next = *bucket;
+    *bucket = i;
+    sc->used++;
+
+    return i;
+}
+
+
+gn_int_t
+gn_scache_update(gn_scache_t *sc, const u_char *key, size_t klen,
+    time_t now, time_t timeout, gn_scache_update_pt update, void *arg)
+{
+    uint32_t            i, hash;
+    int64_t             expire;
+    gn_uint_t           fresh;
+    gn_int_t            rc;
+    gn_scache_entry_t  *e;
+
+    if (klen == 0 || klen > GN_SCACHE_KEY_MAX) {
+        return GN_DECLINED;
+    }
+
+    hash = gn_scache_hash(key, klen);
+    expire = gn_scache_expire(now, timeout);
+
+    if (gn_scache_lock(sc) != GN_OK) {
+        return GN_ERROR;
+    }
+
+    i = gn_scache_find(sc, hash, key, klen);
+    fresh = (i == GN_SCACHE_NIL);
+
+    if (fresh) {
+        i = gn_scache_take(sc, hash, key, klen, now);
+        e = gn_scache_entry(sc, i);
+        e->expire = expire;
+        gn_scache_lru_push(sc, i);
+
+    } else {
+        e = gn_scache_entry(sc, i);
+        if (gn_scache_is_expired(e, now)) {
+            sc->expired++;
+            fresh = 1;
+        }
+    }
+
+    if (fresh) {
+        memset(e->data, 0, sc->data_max);
+        e->dlen = (uint32_t) sc->data_max;
+    }
+
+    rc = update(e->data, fresh, arg);
+
+    if (rc == GN_DONE) {
+        gn_scache_unlink(sc, i);
+        sc->removes++;
+
+    } else if (rc == GN_OK) {
+        gn_scache_lru_drop(sc, i);
+        e->expire = expire;
+        gn_scache_lru_push(sc, i);
+        sc->stores++;
+    }
+
+    (void) pthread_mutex_unlock(&sc->mutex);
+
+    return rc;
 }
 
 

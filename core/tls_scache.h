@@ -3,6 +3,8 @@
  * MAP_SHARED zone made by the master before fork, holding TLS 1.2 session
  * IDs and their serialised sessions for GnuTLS's db store / retrieve /
  * remove callbacks (TLS 1.3 resumes by tickets only and never gets here).
+ * The same table, through gn_scache_update(), holds the counters of the
+ * limit_req and limit_conn zones (limit.c).
  *
  * Pure layer: no logging, no GnuTLS calls; callers pass bytes. One
  * process-shared robust mutex guards the table; a child that dies holding
@@ -61,6 +63,22 @@ gn_scache_t *gn_scache_init(void *zone, size_t size, size_t data_max,
  * lock cannot be taken. */
 gn_int_t gn_scache_store(gn_scache_t *sc, const u_char *key, size_t klen,
     const u_char *data, size_t dlen, time_t now, time_t timeout);
+
+/* Under the cache's lock, update(data, fresh, arg) reads and changes the
+ * value of key in place (data_max bytes; fresh: it was absent or
+ * expired, and is zeroed): read-modify-write for counters that every
+ * child shares (limit_req, limit_conn). An absent key gets an entry
+ * first (the least recently stored is dropped when the table is full).
+ * What update returns is returned: GN_OK keeps the entry, now the most
+ * recently stored, alive for `timeout` s more; GN_DONE removes it;
+ * anything else leaves it as it was. GN_DECLINED for a bad key,
+ * GN_ERROR when the lock cannot be taken (update is not called). Must
+ * not block or call back into the cache. */
+typedef gn_int_t (*gn_scache_update_pt)(u_char *data, gn_uint_t fresh,
+    void *arg);
+
+gn_int_t gn_scache_update(gn_scache_t *sc, const u_char *key, size_t klen,
+    time_t now, time_t timeout, gn_scache_update_pt update, void *arg);
 
 /* Copies the value into buf (buflen >= data_max). Returns its length,
  * or GN_DECLINED on a miss (absent or expired; an expired entry is

@@ -50,6 +50,10 @@
  *                    requests, responses by class, failures by kind,
  *                    response-time buckets, state and connections;
  *                    filled up to the caller's size.
+ *   1.7  2026-12-04  gn_api_t.limit_stats and gn_limit_zone_stats_t:
+ *                    each limit_req_zone's and limit_conn_zone's
+ *                    requests passed, delayed and refused, summed over
+ *                    the children; filled up to the caller's size.
  */
 
 #ifndef GN_API_ABI_H_INCLUDED
@@ -57,7 +61,7 @@
 
 #define GN_ABI_MAGIC    0x474e4d44u      /* "GNMD" */
 #define GN_ABI_MAJOR    1
-#define GN_ABI_MINOR    6
+#define GN_ABI_MINOR    7
 
 /* Compile-time feature test for module writers. */
 #define GN_ABI_AT_LEAST(major, minor)                                         \

@@ -367,6 +367,23 @@ typedef struct {
 } gn_upstream_server_stats_t;
 
 /*
+ * ABI 1.7: one zone of limit_req_zone or limit_conn_zone, its counters
+ * summed over the children (limit_stats below; filled up to the
+ * caller's size, as proto_stats).
+ */
+#define GN_LIMIT_ZONE_REQ     0   /* limit_req_zone */
+#define GN_LIMIT_ZONE_CONN    1   /* limit_conn_zone */
+
+typedef struct {
+    uint32_t    size;           /* bytes the server filled */
+    uint32_t    kind;           /* GN_LIMIT_ZONE_* */
+    char        name[32];       /* the zone's name, NUL-terminated */
+    uint64_t    passed;         /* requests let through at once */
+    uint64_t    delayed;        /* ... after waiting (limit_req) */
+    uint64_t    rejected;       /* ... refused */
+} gn_limit_zone_stats_t;
+
+/*
  * ABI 1.4: the TLS session-ticket key (an id, never its bytes) and the
  * ticket counters, summed over the children, kept across reloads and
  * binary upgrades (tls_ticket_stats below; filled up to the caller's
@@ -581,6 +598,13 @@ struct gn_api_s {
      * last one. */
     int         (*upstream_stats)(unsigned index,
                     gn_upstream_server_stats_t *out, size_t size);
+
+    /* -- 1.7: limit_req and limit_conn zones. ----------------------------- */
+    /* Zone `index` (0, 1, ... in the order of the configuration): 1 with
+     * *out filled up to `size` bytes (out->size says how many), 0 past
+     * the last one. */
+    int         (*limit_stats)(unsigned index, gn_limit_zone_stats_t *out,
+                    size_t size);
 };
 
 

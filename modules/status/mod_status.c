@@ -93,6 +93,12 @@
  * (labels upstream and server; the times as a histogram) and a line per
  * server on the page.
  *
+ * The limit zones (ABI 1.7, limit_stats): "limit_zones" in the JSON
+ * ([ { "zone", "kind" ("req" | "conn"), "passed", "delayed",
+ * "rejected" } ]), gannet_limit_requests_total{zone,kind,result} in
+ * Prometheus and a line per zone on the page (the first
+ * GN_STATUS_LIMITS).
+ *
  * History: init_master maps a ring of GN_STATUS_SAMPLES samples
  * (MAP_SHARED, so every child sees the same one; a reload keeps it) and
  * fills the whole window with the totals of the start; each child arms a
@@ -159,6 +165,7 @@ typedef struct {
 
 #define GN_STATUS_MEMC   32      /* memcached servers shown */
 #define GN_STATUS_UPSTREAMS  256 /* upstream servers shown */
+#define GN_STATUS_LIMITS     64  /* limit zones shown */
 
 
 /* Response body in request-memory chunks handed to api->write. */
@@ -186,6 +193,8 @@ typedef struct {
     gn_memcached_stats_t memc_total;
     int                  nup;          /* upstream_stats rows (1.6) */
     gn_upstream_server_stats_t *up;
+    int                  nlim;         /* limit_stats rows (1.7) */
+    gn_limit_zone_stats_t lim[GN_STATUS_LIMITS];
     int                  have_key;     /* tls_ticket_stats answered */
     gn_tls_ticket_stats_t key;
     uint64_t             now;          /* unix seconds */
@@ -833,6 +842,25 @@ gn_status_json_upstreams(gn_status_out_t *o, gn_status_snap_t *s)
 }
 
 
+/* "limit_zones" (1.7): a row per zone. */
+static void
+gn_status_json_limits(gn_status_out_t *o, gn_status_snap_t *s)
+{
+    int  i;
+
+    gn_status_printf(o, "\n\"limit_zones\":[");
+    for (i = 0; i < s->nlim; i++) {
+        gn_status_printf(o, "%s\n{\"zone\":", i ? "," : "");
+        gn_status_json_str(o, s->lim[i].name);
+        gn_status_printf(o, ",\"kind\":\"%s\",\"passed\":%" PRIu64
+            ",\"delayed\":%" PRIu64 ",\"rejected\":%" PRIu64 "}",
+            s->lim[i].kind == GN_LIMIT_ZONE_CONN ? "conn" : "req",
+            s->lim[i].passed, s->lim[i].delayed, s->lim[i].rejected);
+    }
+    gn_status_printf(o, "],");
+}
+
+
 /* "tls_session_memcached": the sum, then each server (1.4). */
 static void
 gn_status_json_memc(gn_status_out_t *o, gn_status_snap_t *s)
@@ -925,6 +953,9 @@ gn_status_json(const gn_api_t *api, gn_status_out_t *o, gn_status_snap_t *s)
     }
     if (s->nup > 0) {
         gn_status_json_upstreams(o, s);
+    }
+    if (s->nlim > 0) {
+        gn_status_json_limits(o, s);
     }
 
     gn_status_printf(o, "\n\"history_interval\":%" PRIu64
@@ -1214,6 +1245,32 @@ gn_status_prom_key(gn_status_out_t *o, gn_status_snap_t *s)
 }
 
 
+/* gannet_limit_requests_total{zone,kind,result} (1.7). */
+static void
+gn_status_prom_limits(gn_status_out_t *o, gn_status_snap_t *s)
+{
+    static const char  *result[3] = { "passed", "delayed", "rejected" };
+    uint64_t            v[3];
+    int                 i, k;
+
+    gn_status_prom_head(o, "gannet_limit_requests_total", "counter",
+                        "Requests a limit_req or limit_conn zone let "
+                        "through at once, after a wait, or refused.");
+    for (i = 0; i < s->nlim; i++) {
+        v[0] = s->lim[i].passed;
+        v[1] = s->lim[i].delayed;
+        v[2] = s->lim[i].rejected;
+        for (k = 0; k < 3; k++) {
+            gn_status_printf(o, "gannet_limit_requests_total{zone=\"");
+            gn_status_prom_str(o, s->lim[i].name);
+            gn_status_printf(o, "\",kind=\"%s\",result=\"%s\"} %" PRIu64
+                             "\n", s->lim[i].kind == GN_LIMIT_ZONE_CONN
+                                   ? "conn" : "req", result[k], v[k]);
+        }
+    }
+}
+
+
 /* One labelled sample per upstream server: {upstream,server[,k="v"]}. */
 static void
 gn_status_prom_up_row(gn_status_out_t *o, const char *name,
@@ -1449,6 +1506,9 @@ gn_status_prom(const gn_api_t *api, gn_status_out_t *o, gn_status_snap_t *s)
     }
     if (s->nup > 0) {
         gn_status_prom_upstreams(o, s);
+    }
+    if (s->nlim > 0) {
+        gn_status_prom_limits(o, s);
     }
 }
 
@@ -1824,6 +1884,16 @@ gn_status_html_head(const gn_api_t *api, gn_status_out_t *o,
                          u->active, u->idle);
     }
 
+    for (i = 0; i < s->nlim; i++) {
+        gn_status_printf(o, "<p class=gn-limit>limit_%s zone ",
+                         s->lim[i].kind == GN_LIMIT_ZONE_CONN ? "conn"
+                                                              : "req");
+        gn_status_html_str(o, s->lim[i].name);
+        gn_status_printf(o, ": %" PRIu64 " passed, %" PRIu64 " delayed, %"
+                         PRIu64 " rejected</p>\n", s->lim[i].passed,
+                         s->lim[i].delayed, s->lim[i].rejected);
+    }
+
     for (i = 0; s->have_memc && i < s->nmemc; i++) {
         m = &s->memc[i];
         gn_status_printf(o, "<p class=gn-memc>TLS session cache, memcached ");
@@ -1989,6 +2059,13 @@ gn_status_snapshot(const gn_api_t *api, gn_request_t *r,
         {
             s->nup++;
         }
+    }
+
+    while (GN_API_HAS(api, limit_stats) && s->nlim < GN_STATUS_LIMITS
+           && api->limit_stats((unsigned) s->nlim, &s->lim[s->nlim],
+                               sizeof(gn_limit_zone_stats_t)) == 1)
+    {
+        s->nlim++;
     }
 
     max = api->max_slots();

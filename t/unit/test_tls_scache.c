@@ -783,6 +783,140 @@ test_robust(void)
 }
 
 
+/* gn_scache_update's callbacks: a counter in the first 8 bytes. */
+static gn_int_t
+upd_inc(u_char *data, gn_uint_t fresh, void *arg)
+{
+    uint64_t  v;
+
+    memcpy(&v, data, sizeof(v));
+    if (fresh && v != 0) {
+        return GN_ERROR;                 /* a fresh value is zeroed */
+    }
+    if (arg != NULL && v >= *(uint64_t *) arg) {
+        return GN_BUSY;                  /* at the cap: unchanged */
+    }
+    v++;
+    memcpy(data, &v, sizeof(v));
+    return GN_OK;
+}
+
+
+static gn_int_t
+upd_dec(u_char *data, gn_uint_t fresh, void *arg)
+{
+    uint64_t  v;
+
+    (void) arg;
+    memcpy(&v, data, sizeof(v));
+    if (fresh || v <= 1) {
+        return GN_DONE;
+    }
+    v--;
+    memcpy(data, &v, sizeof(v));
+    return GN_OK;
+}
+
+
+static uint64_t
+counter_of(gn_scache_t *sc, const char *key, time_t now)
+{
+    u_char    buf[DMAX];
+    uint64_t  v;
+    ssize_t   n;
+
+    n = gn_scache_retrieve(sc, (u_char *) key, strlen(key), buf, sizeof(buf),
+                           now);
+    if (n < (ssize_t) sizeof(v)) {
+        return 0;
+    }
+    memcpy(&v, buf, sizeof(v));
+    return v;
+}
+
+
+/* Read-modify-write under the lock: created zeroed, changed in place,
+ * GN_DONE removes, any other result leaves it; expiry makes it fresh;
+ * four processes adding to one counter lose nothing. */
+static void
+test_update(void)
+{
+    gn_scache_stats_t  st;
+    gn_scache_t       *sc;
+    uint64_t           cap = 3;
+    size_t             size;
+    void              *zone;
+    pid_t              pid[NCHILD];
+    int                c, i, status, bad;
+
+    size = gn_scache_size(4, 16);
+    zone = zone_map(size);
+    sc = gn_scache_init(zone, size, 16, NULL, 0);
+    ok(sc != NULL, "update: a table of 4 entries of 16 bytes");
+
+    is_int(gn_scache_update(sc, (u_char *) "k", 1, 100, 10, upd_inc, &cap),
+           GN_OK, "update: a new key");
+    is_int((int) counter_of(sc, "k", 100), 1, "update: it starts at zero");
+    (void) gn_scache_update(sc, (u_char *) "k", 1, 101, 10, upd_inc, &cap);
+    (void) gn_scache_update(sc, (u_char *) "k", 1, 102, 10, upd_inc, &cap);
+    is_int(gn_scache_update(sc, (u_char *) "k", 1, 103, 10, upd_inc, &cap),
+           GN_BUSY, "update: the callback's own result is returned");
+    is_int((int) counter_of(sc, "k", 103), 3, "update: ... unchanged");
+    is_int(gn_scache_update(sc, (u_char *) "k", 1, 120, 10, upd_inc, &cap),
+           GN_OK, "update: expired is fresh again");
+    is_int((int) counter_of(sc, "k", 120), 1, "update: ... from zero");
+
+    (void) gn_scache_update(sc, (u_char *) "k", 1, 121, 10, upd_inc, &cap);
+    (void) gn_scache_update(sc, (u_char *) "k", 1, 121, 10, upd_dec, NULL);
+    is_int((int) counter_of(sc, "k", 121), 1, "update: down by one");
+    is_int(gn_scache_update(sc, (u_char *) "k", 1, 121, 10, upd_dec, NULL),
+           GN_DONE, "update: GN_DONE at the last one");
+    get_stats(sc, &st);
+    is_int((int) st.used, 0, "update: GN_DONE removed the entry");
+
+    is_int(gn_scache_update(sc, (u_char *) "", 0, 121, 10, upd_inc, NULL),
+           GN_DECLINED, "update: an empty key is declined");
+
+    for (i = 0; i < 6; i++) {
+        char  key[8];
+
+        snprintf(key, sizeof(key), "e%d", i);
+        (void) gn_scache_update(sc, (u_char *) key, strlen(key), 130 + i, 100,
+                                upd_inc, NULL);
+    }
+    get_stats(sc, &st);
+    is_int((int) st.used, 4, "update: a full table stays full");
+    is_int((int) st.evictions, 2, "update: the least recently used go");
+    is_int((int) counter_of(sc, "e0", 140), 0, "update: e0 was evicted");
+    is_int((int) counter_of(sc, "e5", 140), 1, "update: e5 is there");
+
+    for (c = 0; c < NCHILD; c++) {
+        pid[c] = fork();
+        if (pid[c] == 0) {
+            bad = 0;
+            for (i = 0; i < HAMMER; i++) {
+                bad += gn_scache_update(sc, (u_char *) "shared", 6, 200, 100,
+                                        upd_inc, NULL) != GN_OK;
+            }
+            _exit(bad);
+        }
+    }
+    bad = 0;
+    for (c = 0; c < NCHILD; c++) {
+        if (pid[c] < 0 || waitpid(pid[c], &status, 0) != pid[c]
+            || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        {
+            bad++;
+        }
+    }
+    is_int(bad, 0, "update: four processes, every update GN_OK");
+    is_int((int) counter_of(sc, "shared", 200), NCHILD * HAMMER,
+           "update: ... and none of them lost");
+
+    munmap(zone, size);
+}
+
+
 int
 main(void)
 {
@@ -793,6 +927,7 @@ main(void)
     test_reinit();
     test_model();
     test_fork();
+    test_update();
     test_robust();
 
     return done_testing();
