@@ -74,12 +74,28 @@ enum {
     GN_LV_SERVER_ADDR,
     GN_LV_GANNET_VERSION,
     GN_LV_BINARY_REMOTE_ADDR,
+    GN_LV_TLS_CLIENT_VERIFY,       /* the order of GN_TLS_CLIENT_* */
+    GN_LV_TLS_CLIENT_S_DN,
+    GN_LV_TLS_CLIENT_I_DN,
+    GN_LV_TLS_CLIENT_SERIAL,
+    GN_LV_TLS_CLIENT_FINGERPRINT,  /* ... up to here */
     GN_LV_HTTP_HEADER              /* $http_<name>: op->text is the name */
 };
 
 static const gn_conf_enum_t  gn_log_vars[] = {
     { gn_string("remote_addr"), GN_LV_REMOTE_ADDR },
     { gn_string("binary_remote_addr"), GN_LV_BINARY_REMOTE_ADDR },
+    { gn_string("tls_client_verify"), GN_LV_TLS_CLIENT_VERIFY },
+    { gn_string("tls_client_s_dn"), GN_LV_TLS_CLIENT_S_DN },
+    { gn_string("tls_client_i_dn"), GN_LV_TLS_CLIENT_I_DN },
+    { gn_string("tls_client_serial"), GN_LV_TLS_CLIENT_SERIAL },
+    { gn_string("tls_client_fingerprint"), GN_LV_TLS_CLIENT_FINGERPRINT },
+    /* nginx's names for them, so its log formats port */
+    { gn_string("ssl_client_verify"), GN_LV_TLS_CLIENT_VERIFY },
+    { gn_string("ssl_client_s_dn"), GN_LV_TLS_CLIENT_S_DN },
+    { gn_string("ssl_client_i_dn"), GN_LV_TLS_CLIENT_I_DN },
+    { gn_string("ssl_client_serial"), GN_LV_TLS_CLIENT_SERIAL },
+    { gn_string("ssl_client_fingerprint"), GN_LV_TLS_CLIENT_FINGERPRINT },
     { gn_string("remote_port"), GN_LV_REMOTE_PORT },
     { gn_string("remote_user"), GN_LV_REMOTE_USER },
     { gn_string("time_local"), GN_LV_TIME_LOCAL },
@@ -777,6 +793,14 @@ gn_access_log_str(gn_http_request_t *r, gn_log_op_t *op, u_char *p,
 
     case GN_LV_REMOTE_ADDR:
         v[0] = gn_http_peer_text(r);
+        s = &v[0];
+        break;
+    case GN_LV_TLS_CLIENT_VERIFY:
+    case GN_LV_TLS_CLIENT_S_DN:
+    case GN_LV_TLS_CLIENT_I_DN:
+    case GN_LV_TLS_CLIENT_SERIAL:
+    case GN_LV_TLS_CLIENT_FINGERPRINT:
+        v[0] = gn_tls_client(r->c, op->var - GN_LV_TLS_CLIENT_VERIFY);
         s = &v[0];
         break;
     case GN_LV_BINARY_REMOTE_ADDR:

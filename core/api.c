@@ -184,6 +184,14 @@ gn_api_port(const void *sa)
 }
 
 
+/* The client certificate's variables (mod_ssl's names), in the order
+ * of GN_TLS_CLIENT_*. */
+static const char *const  gn_api_client_vars[GN_TLS_CLIENT_N] = {
+    "SSL_CLIENT_VERIFY", "SSL_CLIENT_S_DN", "SSL_CLIENT_I_DN",
+    "SSL_CLIENT_M_SERIAL", "SSL_CLIENT_FINGERPRINT"
+};
+
+
 static gn_str_t
 gn_api_variable(gn_request_t *rq, const char *name)
 {
@@ -193,6 +201,7 @@ gn_api_variable(gn_request_t *rq, const char *name)
     socklen_t                len;
     gn_str_t                 v = gn_null_string, proto, cipher, res, sni;
     gn_http_header_t        *h;
+    gn_uint_t                i;
     char                     addr[INET6_ADDRSTRLEN];
 
     if (strcmp(name, "REMOTE_ADDR") == 0) {
@@ -260,6 +269,11 @@ gn_api_variable(gn_request_t *rq, const char *name)
     }
     if (strcmp(name, "HTTPS") == 0) {
         return c->tls ? gn_api_pstr(r, "on", 2) : gn_api_pstr(r, "off", 3);
+    }
+    for (i = 0; c->tls != NULL && i < gn_nelems(gn_api_client_vars); i++) {
+        if (strcmp(name, gn_api_client_vars[i]) == 0) {
+            return gn_tls_client(c, i);     /* "" when there is none */
+        }
     }
     if (strcmp(name, "TLS_PROTOCOL") == 0 || strcmp(name, "TLS_CIPHER") == 0) {
         if (c->tls == NULL) {

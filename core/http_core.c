@@ -262,10 +262,18 @@ gn_http_core_run(gn_http_request_t *r, gn_uint_t misdirected)
 {
     gn_http_head_t  *h = &r->head;
     gn_int_t         rc;
+    const char      *why;
     u_char          *p;
 
     if (misdirected) {
         return gn_http_response_error(r, 421);
+    }
+
+    /* tls_verify_client on / optional: nginx's 496 and 495, sent as 400 */
+    if (r->c->tls != NULL && gn_tls_client_check(r->c, r->srv, &why) != GN_OK)
+    {
+        gn_log_error(GN_LOG_INFO, &r->c->log, 0, "%s", why);
+        return gn_http_response_error(r, 400);
     }
 
     rc = r->stream->limits(r);

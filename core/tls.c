@@ -23,6 +23,7 @@
 #include <sys/socket.h>
 #include <poll.h>
 #include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
 #include <gnutls/crypto.h>
 
 #include "tls.h"
@@ -71,6 +72,8 @@ typedef struct {
     gn_uint_t                          tickets;
     gn_uint_t                          aead_pfs;   /* see tls.h */
     gn_uint_t                          tls13;      /* prio allows it */
+    gn_uint_t                          verify;     /* GN_TLS_VERIFY_* */
+    gn_uint_t                          verify_depth;
     /* the block's identity for the memcached tier: certificates and
      * settings, not where it listens (machines of a farm differ) */
     u_char                             farm_id[16];
@@ -136,6 +139,12 @@ typedef struct {
                                        session: its alert goes out at
                                        the close, not close_notify */
     char              sni[256];
+    /* the client's certificate, looked at once (gn_tls_client) */
+    gn_uint_t         client_done;
+    gn_uint_t         client_status;  /* GnuTLS's verify bits; 0 good */
+    gn_uint_t         client_none;    /* no certificate was sent */
+    gn_uint_t         client_owned;   /* bits: client[i] is malloc()ed */
+    gn_str_t          client[GN_TLS_CLIENT_N];
 } gn_tls_conn_t;
 
 
@@ -150,6 +159,8 @@ static char *gn_tls_conf_memcached(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
     void *conf);
 static char *gn_tls_conf_memc_prefix(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
     void *conf);
+static char *gn_tls_conf_verify(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
+    void *conf);
 
 
 /* The TLS directives (features.c's "tls"): certificates per server,
@@ -163,6 +174,17 @@ static const gn_conf_cmd_t  gn_tls_commands[] = {
     { gn_string("tls_stapling_file"), GN_CONF_SRV | GN_CONF_TAKE1,
       gn_conf_set_path_slot, GN_CONF_LOC_CONF, gn_tls_offset(stapling),
       NULL, NULL },
+    { gn_string("tls_verify_client"), GN_CONF_SRV | GN_CONF_TAKE1,
+      gn_tls_conf_verify, GN_CONF_LOC_CONF, 0, NULL, NULL },
+    { gn_string("tls_client_certificate"), GN_CONF_SRV | GN_CONF_TAKE1,
+      gn_conf_set_file_slot, GN_CONF_LOC_CONF, gn_tls_offset(client_ca),
+      NULL, NULL },
+    { gn_string("tls_crl"), GN_CONF_SRV | GN_CONF_TAKE1,
+      gn_conf_set_file_slot, GN_CONF_LOC_CONF, gn_tls_offset(crl),
+      NULL, NULL },
+    { gn_string("tls_verify_depth"), GN_CONF_SRV | GN_CONF_TAKE1,
+      gn_conf_set_num_slot, GN_CONF_LOC_CONF, gn_tls_offset(verify_depth),
+      &gn_conf_num_min_1, "1" },
     { gn_string("tls_protocols"), GN_CONF_MAIN | GN_CONF_SRV | GN_CONF_1MORE,
       gn_tls_conf_protocols, GN_CONF_LOC_CONF, 0, NULL, NULL },
     { gn_string("tls_priority"), GN_CONF_MAIN | GN_CONF_SRV | GN_CONF_TAKE1,
@@ -450,6 +472,10 @@ gn_tls_srv_identity(gn_tls_srv_t *ts, gn_tls_conf_t *tlc)
     }
     gn_mix(&tlc->protocols, sizeof(gn_uint_t));
     gn_mix(tlc->priority.data, tlc->priority.len);
+    /* a session a client made without a certificate, or checked against
+     * other CAs, must not resume where one is required */
+    gn_mix(&ts->verify, sizeof(gn_uint_t));
+    gn_mix(tlc->client_ca.path.data, tlc->client_ca.path.len);
 
 #undef gn_mix
 
@@ -463,6 +489,60 @@ gn_tls_srv_identity(gn_tls_srv_t *ts, gn_tls_conf_t *tlc)
             ts->tls13 = 1;
         }
     }
+}
+
+
+/* tls_verify_client: the CAs clients' certificates are checked against
+ * (also sent to the client as the ones it may choose from), the CRL,
+ * the depth. optional_no_ca needs no CA file; the others do. */
+static gn_int_t
+gn_tls_srv_client_ca(gn_tls_srv_t *ts, gn_tls_conf_t *tlc, gn_srv_conf_t *sc,
+    char *err, size_t errlen)
+{
+    int  rc;
+
+    ts->verify = (gn_uint_t) (tlc->verify_client == GN_CONF_UNSET
+                              ? GN_TLS_VERIFY_OFF : tlc->verify_client);
+    if (ts->verify == GN_TLS_VERIFY_OFF) {
+        return GN_OK;
+    }
+
+    if (tlc->client_ca.path.len == 0 && ts->verify != GN_TLS_VERIFY_NO_CA) {
+        snprintf(err, errlen, "\"tls_verify_client\" needs "
+                 "\"tls_client_certificate\" (the CAs to check against) in "
+                 "the server block at %.*s:%d", GN_STR_ARG(&sc->file),
+                 (int) sc->line);
+        return GN_ERROR;
+    }
+
+    if (tlc->client_ca.path.len > 0) {
+        rc = gnutls_certificate_set_x509_trust_file(ts->cred,
+                 (char *) tlc->client_ca.path.data, GNUTLS_X509_FMT_PEM);
+        if (rc <= 0) {
+            snprintf(err, errlen, "cannot load CA certificates from \"%.*s\""
+                     ": %s (\"tls_client_certificate\" in %.*s:%d)",
+                     GN_STR_ARG(&tlc->client_ca.path),
+                     rc == 0 ? "no certificate in it" : gnutls_strerror(rc),
+                     GN_STR_ARG(&tlc->client_ca.file),
+                     (int) tlc->client_ca.line);
+            return GN_ERROR;
+        }
+    }
+
+    if (tlc->crl.path.len > 0) {
+        rc = gnutls_certificate_set_x509_crl_file(ts->cred,
+                 (char *) tlc->crl.path.data, GNUTLS_X509_FMT_PEM);
+        if (rc < 0) {
+            snprintf(err, errlen, "cannot load the CRL \"%.*s\": %s "
+                     "(\"tls_crl\" in %.*s:%d)", GN_STR_ARG(&tlc->crl.path),
+                     gnutls_strerror(rc), GN_STR_ARG(&tlc->crl.file),
+                     (int) tlc->crl.line);
+            return GN_ERROR;
+        }
+    }
+
+    ts->verify_depth = (gn_uint_t) tlc->verify_depth;
+    return GN_OK;
 }
 
 
@@ -535,7 +615,9 @@ gn_tls_srv_create(gn_cycle_t *cycle, gn_srv_conf_t *sc, char *err,
         }
     }
 
-    if (gn_tls_priority(cycle->pool, sc, ts, err, errlen) != GN_OK) {
+    if (gn_tls_srv_client_ca(ts, tlc, sc, err, errlen) != GN_OK
+        || gn_tls_priority(cycle->pool, sc, ts, err, errlen) != GN_OK)
+    {
         return GN_ERROR;
     }
 
@@ -573,6 +655,8 @@ gn_tls_ctx_id(gn_listen_t *ls)
         }
         gn_mix(&tlc->protocols, sizeof(gn_uint_t));
         gn_mix(tlc->priority.data, tlc->priority.len);
+        gn_mix(&tlc->verify_client, sizeof(gn_int_t));
+        gn_mix(tlc->client_ca.path.data, tlc->client_ca.path.len);
     }
 
 #undef gn_mix
@@ -1529,6 +1613,12 @@ gn_tls_post_client_hello(gnutls_session_t session)
         return GNUTLS_E_INTERNAL_ERROR;
     }
 
+    /* asked for, never required by the handshake: as nginx, a missing or
+     * bad certificate is the request's 400, with a reason (check) */
+    if (ts->verify != GN_TLS_VERIFY_OFF) {
+        gnutls_certificate_server_set_request(session, GNUTLS_CERT_REQUEST);
+    }
+
     return 0;
 }
 
@@ -1930,6 +2020,196 @@ gn_tls_alpn(gn_conn_t *c)
 }
 
 
+/* t->client[which] becomes a malloc()ed copy of the datum, which is
+ * freed; the copy lives as long as the connection's TLS state. */
+static void
+gn_tls_client_set(gn_tls_conn_t *t, gn_uint_t which, gnutls_datum_t *d)
+{
+    u_char  *p;
+
+    p = malloc(d->size + 1);
+    if (p != NULL) {
+        memcpy(p, d->data, d->size);
+        t->client[which].data = p;
+        t->client[which].len = d->size;
+        t->client_owned |= 1u << which;
+    }
+    gnutls_free(d->data);
+}
+
+
+/* ... or the upper-case hex of n bytes */
+static void
+gn_tls_client_hex(gn_tls_conn_t *t, gn_uint_t which, const u_char *p,
+    size_t n)
+{
+    static const char  hex[] = "0123456789ABCDEF";
+    gnutls_datum_t     d;
+    size_t             i;
+
+    d.data = gnutls_malloc(2 * n);
+    if (d.data == NULL) {
+        return;
+    }
+    for (i = 0; i < n; i++) {
+        d.data[2 * i] = (u_char) hex[p[i] >> 4];
+        d.data[2 * i + 1] = (u_char) hex[p[i] & 0xf];
+    }
+    d.size = (unsigned int) (2 * n);
+    gn_tls_client_set(t, which, &d);
+}
+
+
+/* The CAs above the client's certificate in the chain it sent, the one
+ * that signed the last of them counted: n, less a trust anchor (a
+ * self-signed certificate) the client sent along. */
+static gn_uint_t
+gn_tls_client_chain(const gnutls_datum_t *list, unsigned int n)
+{
+    gnutls_x509_crt_t  crt;
+    gn_uint_t          self = 0;
+
+    if (n > 1 && gnutls_x509_crt_init(&crt) == GNUTLS_E_SUCCESS) {
+        if (gnutls_x509_crt_import(crt, &list[n - 1], GNUTLS_X509_FMT_DER)
+            == GNUTLS_E_SUCCESS)
+        {
+            self = gnutls_x509_crt_check_issuer(crt, crt) != 0;
+        }
+        gnutls_x509_crt_deinit(crt);
+    }
+
+    return n - self;
+}
+
+
+/* The peer's certificate: verified against the server's CAs (and CRL,
+ * tls_verify_depth) and read once. */
+static void
+gn_tls_client_read(gn_tls_conn_t *t, gn_uint_t depth)
+{
+    const gnutls_datum_t  *list;
+    gnutls_x509_crt_t      crt;
+    gnutls_datum_t         d;
+    unsigned int           n, status;
+    u_char                 buf[64];
+    size_t                 len;
+    int                    rc;
+
+    t->client_done = 1;
+    for (n = 0; n < GN_TLS_CLIENT_N; n++) {
+        gn_str_set(&t->client[n], "");
+    }
+
+    list = gnutls_certificate_get_peers(t->session, &n);
+    if (list == NULL || n == 0) {
+        t->client_none = 1;
+        gn_str_set(&t->client[GN_TLS_CLIENT_VERIFY], "NONE");
+        return;
+    }
+
+    rc = gnutls_certificate_verify_peers3(t->session, NULL, &status);
+    t->client_status = rc == GNUTLS_E_SUCCESS ? status
+                                              : GNUTLS_CERT_INVALID;
+    if (t->client_status == 0 && gn_tls_client_chain(list, n) > depth) {
+        /* nginx's tls_verify_depth: the certificates of the chain above
+         * the client's own, its CA's included (depth 1: the trusted CA
+         * signed it) */
+        gn_str_set(&t->client[GN_TLS_CLIENT_VERIFY],
+                   "FAILED:certificate chain too long");
+        t->client_status = GNUTLS_CERT_INVALID;
+
+    } else if (t->client_status == 0) {
+        gn_str_set(&t->client[GN_TLS_CLIENT_VERIFY], "SUCCESS");
+    } else if (gnutls_certificate_verification_status_print(
+                   t->client_status, GNUTLS_CRT_X509, &d, 0) == 0)
+    {
+        /* "FAILED:" and GnuTLS's words for what is wrong */
+        d.data = gnutls_realloc(d.data, d.size + 7);
+        if (d.data != NULL) {
+            memmove(d.data + 7, d.data, d.size);
+            memcpy(d.data, "FAILED:", 7);
+            d.size += 7;
+            gn_tls_client_set(t, GN_TLS_CLIENT_VERIFY, &d);
+        }
+    }
+    if (t->client[GN_TLS_CLIENT_VERIFY].len == 0) {
+        gn_str_set(&t->client[GN_TLS_CLIENT_VERIFY], "FAILED");
+    }
+
+    if (gnutls_x509_crt_init(&crt) != GNUTLS_E_SUCCESS) {
+        return;
+    }
+    if (gnutls_x509_crt_import(crt, &list[0], GNUTLS_X509_FMT_DER)
+        == GNUTLS_E_SUCCESS)
+    {
+        if (gnutls_x509_crt_get_dn3(crt, &d, 0) == GNUTLS_E_SUCCESS) {
+            gn_tls_client_set(t, GN_TLS_CLIENT_S_DN, &d);
+        }
+        if (gnutls_x509_crt_get_issuer_dn3(crt, &d, 0) == GNUTLS_E_SUCCESS) {
+            gn_tls_client_set(t, GN_TLS_CLIENT_I_DN, &d);
+        }
+        len = sizeof(buf);
+        if (gnutls_x509_crt_get_serial(crt, buf, &len) == GNUTLS_E_SUCCESS) {
+            gn_tls_client_hex(t, GN_TLS_CLIENT_SERIAL, buf, len);
+        }
+        len = sizeof(buf);
+        if (gnutls_x509_crt_get_fingerprint(crt, GNUTLS_DIG_SHA1, buf, &len)
+            == GNUTLS_E_SUCCESS)
+        {
+            gn_tls_client_hex(t, GN_TLS_CLIENT_FINGERPRINT, buf, len);
+        }
+    }
+    gnutls_x509_crt_deinit(crt);
+}
+
+
+gn_str_t
+gn_tls_client(gn_conn_t *c, gn_uint_t which)
+{
+    gn_tls_conn_t  *t = c->tls;
+    gn_tls_srv_t   *ts;
+    gn_str_t        none = gn_string("");
+
+    if (t == NULL || t->session == NULL || !t->established
+        || which >= GN_TLS_CLIENT_N)
+    {
+        return none;
+    }
+    if (!t->client_done) {
+        ts = t->sni_srv != NULL ? t->sni_srv->tls
+                                : c->listen->default_srv->tls;
+        gn_tls_client_read(t, ts != NULL ? ts->verify_depth : 1);
+    }
+    return t->client[which];
+}
+
+
+gn_int_t
+gn_tls_client_check(gn_conn_t *c, gn_srv_conf_t *sc, const char **why)
+{
+    gn_tls_srv_t    *ts = sc->tls;
+    gn_tls_conn_t   *t = c->tls;
+
+    if (ts == NULL || ts->verify == GN_TLS_VERIFY_OFF || t == NULL
+        || ts->verify == GN_TLS_VERIFY_NO_CA)
+    {
+        return GN_OK;
+    }
+
+    (void) gn_tls_client(c, GN_TLS_CLIENT_VERIFY);
+
+    if (t->client_none) {
+        *why = "client sent no required TLS certificate";
+        return ts->verify == GN_TLS_VERIFY_ON ? GN_DECLINED : GN_OK;
+    }
+    if (t->client_status != 0) {
+        *why = "client TLS certificate verify error";
+        return GN_DECLINED;
+    }
+    return GN_OK;
+}
+
+
 void
 gn_tls_conn_info(gn_conn_t *c, gn_str_t *protocol, gn_str_t *cipher,
     gn_str_t *resumed, gn_str_t *sni)
@@ -2025,6 +2305,7 @@ static void
 gn_tls_conn_close(gn_conn_t *c)
 {
     gn_tls_conn_t  *t = c->tls;
+    gn_uint_t       i;
 
     if (t == NULL) {
         return;
@@ -2044,6 +2325,11 @@ gn_tls_conn_close(gn_conn_t *c)
         gn_timer_del(&t->mtimer);
     }
     free(t->pref);
+    for (i = 0; i < GN_TLS_CLIENT_N; i++) {
+        if (t->client_owned & (1u << i)) {
+            free(t->client[i].data);
+        }
+    }
 
     gn_tls_in_put(t);
     free(t);
@@ -2604,6 +2890,38 @@ gn_tls_conf_memcached(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
 }
 
 
+/* tls_verify_client on | optional | optional_no_ca | off */
+static char *
+gn_tls_conf_verify(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
+{
+    static const gn_conf_enum_t  modes[] = {
+        { gn_string("off"), GN_TLS_VERIFY_OFF },
+        { gn_string("on"), GN_TLS_VERIFY_ON },
+        { gn_string("optional"), GN_TLS_VERIFY_OPTIONAL },
+        { gn_string("optional_no_ca"), GN_TLS_VERIFY_NO_CA },
+    };
+    gn_tls_conf_t  *tlc = conf;
+    gn_str_t       *value = cf->args->elts;
+    gn_uint_t       i;
+
+    (void) cmd;
+
+    if (tlc->verify_client != GN_CONF_UNSET) {
+        return "is duplicate";
+    }
+    for (i = 0; i < gn_nelems(modes); i++) {
+        if (gn_str_cmp(&modes[i].name, &value[1]) == 0) {
+            tlc->verify_client = (gn_int_t) modes[i].value;
+            return GN_CONF_OK;
+        }
+    }
+    gn_conf_error(cf, "invalid value \"%.*s\" in \"tls_verify_client\", "
+                  "expected on, optional, optional_no_ca or off",
+                  GN_STR_ARG(&value[1]));
+    return GN_CONF_ERROR;
+}
+
+
 static char *
 gn_tls_conf_memc_prefix(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
 {
@@ -2649,6 +2967,7 @@ gn_tls_create_conf(gn_conf_t *cf, gn_loc_conf_t *lc)
 
     tlc->protocols = GN_CONF_UNSET_UINT;
     tlc->session_cache = GN_CONF_UNSET;
+    tlc->verify_client = GN_CONF_UNSET;
 
     return GN_OK;
 }

@@ -26,6 +26,10 @@ typedef struct {
     gn_array_t       *certs;            /* of gn_conf_path_t */
     gn_array_t       *keys;             /* of gn_conf_path_t, same order */
     gn_str_t          stapling;
+    gn_int_t          verify_client;    /* GN_TLS_VERIFY_*; unset -1 */
+    gn_conf_path_t    client_ca;        /* tls_client_certificate */
+    gn_conf_path_t    crl;              /* tls_crl */
+    gn_int_t          verify_depth;
 
     gn_array_t       *memcached;        /* of gn_addr_t; NULL: off */
     gn_msec_t         memcached_timeout;
@@ -36,6 +40,12 @@ typedef struct {
     gn_conf_path_t    ticket_key;       /* the path and the directive's
                                            file:line */
 } gn_tls_conf_t;
+
+/* tls_verify_client */
+#define GN_TLS_VERIFY_OFF        0
+#define GN_TLS_VERIFY_ON         1      /* no valid certificate: 400 */
+#define GN_TLS_VERIFY_OPTIONAL   2      /* ... one that fails: 400 */
+#define GN_TLS_VERIFY_NO_CA      3      /* optional_no_ca: never 400 */
 
 #define gn_tls_conf(lc)    ((gn_tls_conf_t *) (lc)->conf[GN_FEATURE_TLS])
 #define gn_tls_offset(f)   offsetof(gn_tls_conf_t, f)
@@ -104,6 +114,25 @@ gn_str_t gn_tls_alpn(gn_conn_t *c);
 
 /* For the access log and the API: empty strings on a plain connection
  * (and for an SNI the client did not send). */
+/* The client's certificate on c (tls_verify_client), checked once a
+ * connection: what `which` asks, in c's pool, or "" when there is none
+ * (which: GN_TLS_CLIENT_*; VERIFY is "SUCCESS", "FAILED:reason" or
+ * "NONE", as nginx's $ssl_client_verify). Child. */
+#define GN_TLS_CLIENT_VERIFY       0
+#define GN_TLS_CLIENT_S_DN         1    /* RFC 4514, as nginx's */
+#define GN_TLS_CLIENT_I_DN         2
+#define GN_TLS_CLIENT_SERIAL       3    /* hex */
+#define GN_TLS_CLIENT_FINGERPRINT  4    /* SHA-1, hex */
+#define GN_TLS_CLIENT_N            5
+gn_str_t gn_tls_client(gn_conn_t *c, gn_uint_t which);
+
+/* What tls_verify_client of the server sc says of c's certificate:
+ * GN_OK (go on), or GN_DECLINED with *why set: the request gets 400
+ * (nginx's 496 "no required certificate" and 495 "certificate error",
+ * which it answers as 400). Child. */
+gn_int_t gn_tls_client_check(gn_conn_t *c, gn_srv_conf_t *sc,
+    const char **why);
+
 void gn_tls_conn_info(gn_conn_t *c, gn_str_t *protocol, gn_str_t *cipher,
     gn_str_t *resumed, gn_str_t *sni);
 

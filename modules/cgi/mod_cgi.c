@@ -1672,6 +1672,10 @@ gn_cgi_build(gn_cgi_ctx_t *ctx, gn_request_t *r, const char *path,
     gn_str_t script_name, gn_str_t path_info, int64_t body_len,
     gn_cgi_env_t *e)
 {
+    static const char *const  client[] = {
+        "SSL_CLIENT_VERIFY", "SSL_CLIENT_S_DN", "SSL_CLIENT_I_DN",
+        "SSL_CLIENT_M_SERIAL"
+    };
     const gn_api_t  *api = gn_cgi_api;
     gn_str_t         v, root;
     unsigned char   *pt, *p;
@@ -1778,6 +1782,13 @@ gn_cgi_build(gn_cgi_ctx_t *ctx, gn_request_t *r, const char *path,
     v = api->variable(r, "HTTPS");
     if (v.len == 2 && memcmp(v.data, "on", 2) == 0) {
         gn_cgi_env(e, "HTTPS", v);
+        /* tls_verify_client: mod_ssl's names, when the server has them */
+        for (k = 0; k < sizeof(client) / sizeof(client[0]); k++) {
+            v = api->variable(r, client[k]);
+            if (v.len) {
+                gn_cgi_env(e, client[k], v);
+            }
+        }
     }
 
     gn_cgi_env_headers(e, api, r);

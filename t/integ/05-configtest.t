@@ -303,6 +303,9 @@ my @bad_lines = (
     [ 'limit-zone-server', 0,
       [ 'limit_conn_zone $binary_remote_addr zone=c:1m;' ],
       '"limit_conn_zone" directive is not allowed here', 5 ],
+    [ 'tls-verify-client', 0, [ 'tls_verify_client always;' ],
+      'invalid value "always" in "tls_verify_client", expected on, '
+      . 'optional, optional_no_ca or off', 5 ],
     [ 'tls-hsts-bad', 0, [ 'tls_hsts 1y subdomains;' ],
       'invalid parameter "subdomains" in "tls_hsts", expected '
       . '"includeSubDomains" or "preload"', 5 ],
