@@ -31,6 +31,7 @@
 #include "proxy.h"
 #include "http_headers.h"
 #include "try_files.h"
+#include "autoindex.h"
 
 
 const gn_feature_t *const  gn_features[GN_FEATURE_N] = {
@@ -50,4 +51,5 @@ const gn_feature_t *const  gn_features[GN_FEATURE_N] = {
     [GN_FEATURE_PROXY]      = &gn_proxy_feature,
     [GN_FEATURE_HEADERS]    = &gn_headers_feature,
     [GN_FEATURE_TRY_FILES]  = &gn_try_files_feature,
+    [GN_FEATURE_AUTOINDEX]  = &gn_autoindex_feature,
 };

@@ -219,7 +219,8 @@ GN_INTEG_TESTS = \
     %reldir%/integ/101-fastcgi.t \
     %reldir%/integ/102-fastcgi-php.t \
     %reldir%/integ/103-try-files.t \
-    %reldir%/integ/104-add-header.t
+    %reldir%/integ/104-add-header.t \
+    %reldir%/integ/105-autoindex.t
 
 # Test certificates (a CA, ECDSA and RSA server certificates), made at
 # `make check` time: no private key is committed.
