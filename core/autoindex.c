@@ -417,22 +417,26 @@ gn_autoindex_json(gn_autoindex_out_t *o, const gn_autoindex_list_t *l)
 
 /* ---- sorting ----------------------------------------------------------- */
 
-/* Directories before the rest, whatever the column and order. */
+/* Directories before the rest, whatever the column and order; then by
+ * the column's key; then by name, so that no two entries tie. */
 static int
-gn_autoindex_group(const gn_autoindex_entry_t *a, const gn_autoindex_entry_t *b)
+gn_autoindex_cmp(const gn_autoindex_entry_t *a, const gn_autoindex_entry_t *b,
+    int64_t ka, int64_t kb)
 {
-    return (b->type == GN_AUTOINDEX_DIR) - (a->type == GN_AUTOINDEX_DIR);
+    int  rc;
+
+    rc = (b->type == GN_AUTOINDEX_DIR) - (a->type == GN_AUTOINDEX_DIR);
+    if (rc == 0) {
+        rc = (ka > kb) - (ka < kb);
+    }
+    return rc != 0 ? rc : gn_str_cmp(&a->name, &b->name);
 }
 
 
 static int
 gn_autoindex_cmp_name(const void *one, const void *two)
 {
-    const gn_autoindex_entry_t  *a = one, *b = two;
-    int                          rc;
-
-    rc = gn_autoindex_group(a, b);
-    return rc != 0 ? rc : gn_str_cmp(&a->name, &b->name);
+    return gn_autoindex_cmp(one, two, 0, 0);
 }
 
 
@@ -440,13 +444,8 @@ static int
 gn_autoindex_cmp_mtime(const void *one, const void *two)
 {
     const gn_autoindex_entry_t  *a = one, *b = two;
-    int                          rc;
 
-    rc = gn_autoindex_group(a, b);
-    if (rc == 0) {
-        rc = (a->mtime > b->mtime) - (a->mtime < b->mtime);
-    }
-    return rc != 0 ? rc : gn_str_cmp(&a->name, &b->name);
+    return gn_autoindex_cmp(a, b, (int64_t) a->mtime, (int64_t) b->mtime);
 }
 
 
@@ -454,13 +453,8 @@ static int
 gn_autoindex_cmp_size(const void *one, const void *two)
 {
     const gn_autoindex_entry_t  *a = one, *b = two;
-    int                          rc;
 
-    rc = gn_autoindex_group(a, b);
-    if (rc == 0) {
-        rc = (a->size > b->size) - (a->size < b->size);
-    }
-    return rc != 0 ? rc : gn_str_cmp(&a->name, &b->name);
+    return gn_autoindex_cmp(a, b, (int64_t) a->size, (int64_t) b->size);
 }
 
 
