@@ -277,9 +277,7 @@ gn_binlog_addr_text(const u_char *addr, char *buf, size_t len)
 }
 
 
-/* The length of the well-formed UTF-8 sequence at s[0..n) (RFC 3629:
- * no overlong forms, no surrogates, nothing above U+10FFFF), or 0. */
-static size_t
+size_t
 gn_binlog_utf8_len(const u_char *s, size_t n)
 {
     size_t  len, i;

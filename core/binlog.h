@@ -96,6 +96,12 @@ const char *gn_binlog_method_name(uint8_t id);
 /* Address text ("127.0.0.1", "::1") of a record's 16 bytes. */
 size_t gn_binlog_addr_text(const u_char *addr, char *buf, size_t len);
 
+/* The length of the well-formed UTF-8 sequence at s[0..n) (RFC 3629:
+ * no overlong forms, no surrogates, nothing above U+10FFFF), or 0 (an
+ * ASCII byte too). For the JSON escape and other text that must stay
+ * valid UTF-8 whatever bytes a client or a file name holds. */
+size_t gn_binlog_utf8_len(const u_char *s, size_t n);
+
 /*
  * Copies s escaped into p, or only measures it when p is NULL. An
  * absent value (n == 0) is "-", or nothing in JSON mode.

@@ -1176,7 +1176,8 @@ const gn_int_t  gn_conf_num_min_1 = 1;
 /* ---- plain slots ------------------------------------------------------ */
 
 /* The bytes of a plain setter's slot, 0 for any other setter. The number
- * slots' "unset" (GN_CONF_UNSET, _SIZE, _MSEC) is all bits set; the
+ * and enum slots' "unset" (GN_CONF_UNSET, _SIZE, _MSEC, _UINT) is all
+ * bits set; the
  * string slot's is a NULL data pointer. */
 static size_t
 gn_conf_plain_size(const gn_conf_cmd_t *cmd)
@@ -1195,6 +1196,9 @@ gn_conf_plain_size(const gn_conf_cmd_t *cmd)
     }
     if (cmd->set == gn_conf_set_str_slot) {
         return sizeof(gn_str_t);
+    }
+    if (cmd->set == gn_conf_set_enum_slot) {
+        return sizeof(gn_uint_t);
     }
     return 0;
 }
@@ -1387,4 +1391,46 @@ gn_conf_set_msec_slot(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
     *mp = ms;
 
     return GN_CONF_OK;
+}
+
+
+char *
+gn_conf_set_enum_slot(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
+{
+    const gn_conf_enum_t  *e, *names = cmd->post;
+    gn_uint_t             *up;
+    gn_str_t              *value;
+    char                   list[256];
+    size_t                 n;
+
+    up = (gn_uint_t *) ((u_char *) conf + cmd->offset);
+
+    if (*up != GN_CONF_UNSET_UINT) {
+        return GN_CONF_DUPLICATE;
+    }
+
+    value = cf->args->elts;
+
+    for (e = names; e->name.len != 0; e++) {
+        if (gn_str_caseeq_str(&e->name, &value[1])) {
+            *up = e->value;
+            return GN_CONF_OK;
+        }
+    }
+
+    /* the names the row accepts, as the error says them: "a", "b" or
+     * "c" */
+    n = 0;
+    list[0] = '\0';
+    for (e = names; e->name.len != 0 && n < sizeof(list); e++) {
+        n += (size_t) snprintf(list + n, sizeof(list) - n, "%s\"%.*s\"",
+                               e == names ? ""
+                               : e[1].name.len == 0 ? " or " : ", ",
+                               GN_STR_ARG(&e->name));
+    }
+
+    gn_conf_error(cf, "invalid value \"%.*s\" in \"%.*s\" directive, "
+                  "it must be %s", GN_STR_ARG(&value[1]),
+                  GN_STR_ARG(&cmd->name), list);
+    return GN_CONF_ERROR;
 }

@@ -194,8 +194,8 @@ gn_int_t gn_conf_full_name(gn_conf_t *cf, gn_str_t *name,
 
 /*
  * Plain slots: the rows of `cmds` for struct `which` (GN_CONF_*_CONF)
- * whose setter is one of the flag, number, size, time or string setters
- * below. gn_conf_init_slots marks each of them unset in conf;
+ * whose setter is one of the flag, number, size, time, string or enum
+ * setters below. gn_conf_init_slots marks each of them unset in conf;
  * gn_conf_merge_slots gives each one still unset the value of `prev`
  * (the enclosing level, already merged) or, at the top (prev NULL) or
  * where prev has none either, the row's `dflt` parsed by the row's own
@@ -228,5 +228,10 @@ char *gn_conf_set_size_slot(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
     void *conf);                                          /* size_t */
 char *gn_conf_set_msec_slot(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
     void *conf);                                          /* gn_msec_t */
+/* One of the names of the gn_conf_enum_t table at post (ended by a row
+ * with an empty name), in any case as the flags; the slot gets its
+ * value. */
+char *gn_conf_set_enum_slot(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
+    void *conf);                                          /* gn_uint_t */
 
 #endif /* GN_CORE_CONF_H_INCLUDED */

@@ -32,6 +32,7 @@
 #include "http_headers.h"
 #include "try_files.h"
 #include "limit.h"
+#include "autoindex.h"
 
 
 const gn_feature_t *const  gn_features[GN_FEATURE_N] = {
@@ -52,4 +53,5 @@ const gn_feature_t *const  gn_features[GN_FEATURE_N] = {
     [GN_FEATURE_HEADERS]    = &gn_headers_feature,
     [GN_FEATURE_TRY_FILES]  = &gn_try_files_feature,
     [GN_FEATURE_LIMIT]      = &gn_limit_feature,
+    [GN_FEATURE_AUTOINDEX]  = &gn_autoindex_feature,
 };

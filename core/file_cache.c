@@ -295,7 +295,8 @@ gn_fc_fd_under_root(int fd, const gn_str_t *root)
 
 
 /*
- * Opens `path` (root + rel). With `beneath`, the file must resolve to a
+ * Opens `path` (root + rel) with `flags` (O_RDONLY | O_NONBLOCK to read
+ * it, O_PATH to look at it). With `beneath`, the file must resolve to a
  * place under root, whatever symlinks lead there. The fast path is
  * openat2(RESOLVE_BENEATH) from the root's directory fd; it refuses more
  * than we must (an absolute symlink, or a ".." hop out and back in), so
@@ -304,14 +305,16 @@ gn_fc_fd_under_root(int fd, const gn_str_t *root)
  */
 static int
 gn_fc_open_file(const gn_str_t *root, const char *path, size_t root_len,
-    gn_uint_t beneath)
+    gn_uint_t beneath, int flags)
 {
     struct open_how  how;
     const char      *rel;
     int              rfd, fd;
 
+    flags |= O_CLOEXEC;
+
     if (!beneath) {
-        return open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        return open(path, flags);
     }
 
     if (!gn_fc_no_openat2) {
@@ -329,7 +332,7 @@ gn_fc_open_file(const gn_str_t *root, const char *path, size_t root_len,
         }
 
         memset(&how, 0, sizeof(how));
-        how.flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC;
+        how.flags = (uint64_t) flags;
         how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
 
         fd = (int) syscall(SYS_openat2, rfd, rel, &how, sizeof(how));
@@ -341,7 +344,7 @@ gn_fc_open_file(const gn_str_t *root, const char *path, size_t root_len,
         }
     }
 
-    fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    fd = open(path, flags);
     if (fd == -1) {
         return -1;
     }
@@ -482,19 +485,18 @@ gn_fc_insert(gn_fc_entry_t *e)
 }
 
 
-gn_fc_entry_t *
-gn_file_cache_open(const gn_fc_open_t *op, int *err)
+/* An entry's key: a flag byte ('b' beneath, else 'f'), then root + uri
+ * + name, NUL-terminated (the path from key + 1). Its length, or 0 when
+ * it does not fit (ENAMETOOLONG). */
+static size_t
+gn_fc_key(const gn_fc_open_t *op, u_char *key, size_t size)
 {
-    gn_fc_entry_t  *e;
-    struct stat     st;
-    size_t          len;
-    uint32_t        hash;
-    u_char          key[PATH_MAX + 2], *p;
+    size_t   len;
+    u_char  *p;
 
     len = 1 + op->root->len + op->uri->len + (op->name ? op->name->len : 0);
-    if (len >= sizeof(key)) {
-        *err = ENAMETOOLONG;
-        return NULL;
+    if (len >= size) {
+        return 0;
     }
 
     p = key;
@@ -505,6 +507,51 @@ gn_file_cache_open(const gn_fc_open_t *op, int *err)
         p = gn_cpymem(p, op->name->data, op->name->len);
     }
     *p = '\0';
+
+    return len;
+}
+
+
+gn_int_t
+gn_file_cache_stat(const gn_fc_open_t *op, struct stat *st, int *err)
+{
+    u_char  key[PATH_MAX + 2];
+    int     fd;
+
+    if (gn_fc_key(op, key, sizeof(key)) == 0) {
+        *err = ENAMETOOLONG;
+        return GN_ERROR;
+    }
+
+    fd = gn_fc_open_file(op->root, (char *) key + 1, op->root->len,
+                         op->beneath, O_PATH);
+    if (fd == -1 || fstat(fd, st) == -1) {
+        *err = errno;
+        if (fd != -1) {
+            close(fd);
+        }
+        return GN_ERROR;
+    }
+
+    close(fd);
+    return GN_OK;
+}
+
+
+gn_fc_entry_t *
+gn_file_cache_open(const gn_fc_open_t *op, int *err)
+{
+    gn_fc_entry_t  *e;
+    struct stat     st;
+    size_t          len;
+    uint32_t        hash;
+    u_char          key[PATH_MAX + 2];
+
+    len = gn_fc_key(op, key, sizeof(key));
+    if (len == 0) {
+        *err = ENAMETOOLONG;
+        return NULL;
+    }
 
     hash = gn_fc_hash(key, len);
 
@@ -545,12 +592,12 @@ gn_file_cache_open(const gn_fc_open_t *op, int *err)
     e->hash = hash;
 
     e->fd = gn_fc_open_file(op->root, (char *) key + 1, op->root->len,
-                            op->beneath);
+                            op->beneath, O_RDONLY | O_NONBLOCK);
     if (e->fd == -1 && (errno == EMFILE || errno == ENFILE)
         && gn_file_cache_emfile(0) > 0)
     {
         e->fd = gn_fc_open_file(op->root, (char *) key + 1, op->root->len,
-                                op->beneath);
+                                op->beneath, O_RDONLY | O_NONBLOCK);
     }
     if (e->fd == -1 || fstat(e->fd, &st) == -1) {
         *err = errno;

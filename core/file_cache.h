@@ -64,6 +64,14 @@ gn_fc_entry_t *gn_file_cache_open(const gn_fc_open_t *op, int *err);
 
 void gn_file_cache_release(gn_fc_entry_t *e);
 
+/* What op's file is (a stat() of it), resolved as gn_file_cache_open
+ * would (with op->beneath, never past root), without opening it to read
+ * and without the cache: for a listing that follows symlinks, where an
+ * open would read small files and hold a descriptor for each. GN_OK, or
+ * GN_ERROR with *err set as gn_file_cache_open's. */
+gn_int_t gn_file_cache_stat(const gn_fc_open_t *op, struct stat *st,
+    int *err);
+
 /* Out of descriptors: closes up to a quarter of the entries no response
  * uses (coldest first), keeping at least `keep`, and caps the cache at
  * what is left, with a warning. Returns how many descriptors it freed

@@ -155,11 +155,29 @@ gn_http_file_release(void *data)
 }
 
 
+/* The open-file cache's request for root + uri (+ name) with r's
+ * location's settings. */
+static void
+gn_http_file_op(gn_http_request_t *r, const gn_str_t *root,
+    const gn_str_t *uri, const gn_str_t *name, gn_uint_t beneath,
+    gn_fc_open_t *op)
+{
+    gn_file_conf_t  *fc = gn_file_conf(r->loc);
+
+    op->root = root;
+    op->uri = uri;
+    op->name = name;
+    op->beneath = beneath;
+    op->use_cache = fc->file_cache;
+    op->valid = fc->file_cache_valid;
+    op->content_max = fc->sendfile_min_size;
+}
+
+
 gn_fc_entry_t *
 gn_http_file_open(gn_http_request_t *r, const gn_str_t *root,
     const gn_str_t *uri, const gn_str_t *name, gn_uint_t beneath, int *err)
 {
-    gn_loc_conf_t      *lc = r->loc;
     gn_pool_cleanup_t  *cln;
     gn_fc_entry_t      *e;
     gn_fc_open_t        op;
@@ -170,14 +188,7 @@ gn_http_file_open(gn_http_request_t *r, const gn_str_t *root,
         return NULL;
     }
 
-    op.root = root;
-    op.uri = uri;
-    op.name = name;
-    op.beneath = beneath;
-    op.use_cache = gn_file_conf(lc)->file_cache;
-    op.valid = gn_file_conf(lc)->file_cache_valid;
-    op.content_max = gn_file_conf(lc)->sendfile_min_size;
-
+    gn_http_file_op(r, root, uri, name, beneath, &op);
     e = gn_file_cache_open(&op, err);
     if (e != NULL) {
         cln->handler = gn_http_file_release;     /* released with the pool */
@@ -185,6 +196,18 @@ gn_http_file_open(gn_http_request_t *r, const gn_str_t *root,
     }
 
     return e;
+}
+
+
+gn_int_t
+gn_http_file_stat(gn_http_request_t *r, const gn_str_t *root,
+    const gn_str_t *uri, const gn_str_t *name, gn_uint_t beneath,
+    struct stat *st, int *err)
+{
+    gn_fc_open_t  op;
+
+    gn_http_file_op(r, root, uri, name, beneath, &op);
+    return gn_file_cache_stat(&op, st, err);
 }
 
 

@@ -57,6 +57,14 @@ gn_uint_t gn_http_file_climbs(const gn_str_t *path);
 gn_fc_entry_t *gn_http_file_open(gn_http_request_t *r, const gn_str_t *root,
     const gn_str_t *uri, const gn_str_t *name, gn_uint_t beneath, int *err);
 
+/* A stat() of root + uri (+ name) resolved as gn_http_file_open would
+ * (`beneath`: EXDEV for a symlink that leads out of root), without
+ * opening the file to read or caching it (gn_file_cache_stat). GN_OK,
+ * or GN_ERROR with *err. */
+gn_int_t gn_http_file_stat(gn_http_request_t *r, const gn_str_t *root,
+    const gn_str_t *uri, const gn_str_t *name, gn_uint_t beneath,
+    struct stat *st, int *err);
+
 /* Appends the bytes [off, off + len) of e to r's body: the cached copy,
  * read into the pool when small (so they leave with the head in one
  * write), or a sendfile() segment. */

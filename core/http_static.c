@@ -1,6 +1,7 @@
 /*
  * Static files: GET, HEAD and OPTIONS of files under `root`, through the
- * open-file cache; conditional requests and byte ranges.
+ * open-file cache; conditional requests and byte ranges; a directory
+ * without an index file is listed (autoindex.h) or refused.
  *
  * The path was decoded and normalised before we get here (no "..", no
  * NUL), so root + uri names a path under root; with the default
@@ -14,6 +15,7 @@
 #include "http_file.h"
 #include "http_response.h"
 #include "http_cond.h"
+#include "autoindex.h"
 #include "lookup.h"
 #include "file_cache.h"
 #include "str.h"
@@ -210,8 +212,8 @@ gn_http_static_index_uri(gn_http_request_t *r, gn_str_t *uri)
 }
 
 
-/* "/dir/": the first index file that is a regular file. A directory
- * without one is 403 (there is no listing). */
+/* "/dir/": the first index file that is a regular file, else the
+ * directory itself (the caller lists it or refuses). */
 static gn_fc_entry_t *
 gn_http_static_index(gn_http_request_t *r, int *err)
 {
@@ -233,18 +235,29 @@ gn_http_static_index(gn_http_request_t *r, int *err)
     }
 
     /* No index file: as nginx, 404 when the directory itself is not
-     * there, else 403 with a line that says why (err 0: logged). */
-    e = gn_http_file_open(r, &r->fdir, &r->fpath, NULL,
-                          !gn_file_conf(r->loc)->symlinks_outside_root, err);
-    if (e == NULL) {
-        return NULL;
+     * there */
+    return gn_http_file_open(r, &r->fdir, &r->fpath, NULL,
+                             !gn_file_conf(r->loc)->symlinks_outside_root,
+                             err);
+}
+
+
+/* "/dir/" without an index file: its listing (autoindex), else 403 with
+ * a line that says why. */
+static gn_int_t
+gn_http_static_dir(gn_http_request_t *r, gn_fc_entry_t *e)
+{
+    gn_int_t  rc;
+
+    rc = gn_autoindex_handler(r, e);
+    if (rc != GN_DECLINED) {
+        return rc;
     }
 
     gn_log_error(GN_LOG_ERR, &r->c->log, 0, "directory index of "
                  "\"%.*s%.*s\" is forbidden", GN_STR_ARG(&r->fdir),
                  GN_STR_ARG(&r->fpath));
-    *err = 0;
-    return NULL;
+    return gn_http_response_error(r, 403);
 }
 
 
@@ -405,10 +418,13 @@ gn_http_static_handler(gn_http_request_t *r)
     if (r->uri.data[r->uri.len - 1] == '/') {
         e = gn_http_static_index(r, &err);
         if (e == NULL) {
-            /* err 0: refused and logged (no index file, or the
-             * private_files check) */
+            /* err 0: refused and logged (the private_files check) */
             return err ? gn_http_static_error(r, err)
                        : gn_http_response_error(r, 403);
+        }
+
+        if (e->is_dir) {
+            return gn_http_static_dir(r, e);
         }
 
     } else {

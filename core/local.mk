@@ -34,6 +34,7 @@ noinst_LTLIBRARIES += %reldir%/libgncore.la
     %reldir%/try_files.c %reldir%/try_files.h \
     %reldir%/limit.c %reldir%/limit.h \
     %reldir%/http_static.c %reldir%/http_static.h \
+    %reldir%/autoindex.c %reldir%/autoindex.h \
     %reldir%/http_file.c %reldir%/http_file.h \
     %reldir%/access_log.c %reldir%/access_log.h \
     %reldir%/binlog.c %reldir%/binlog.h \

@@ -220,6 +220,7 @@ GN_INTEG_TESTS = \
     %reldir%/integ/102-fastcgi-php.t \
     %reldir%/integ/103-try-files.t \
     %reldir%/integ/104-add-header.t \
+    %reldir%/integ/105-autoindex.t \
     %reldir%/integ/106-limit.t \
     %reldir%/integ/108-tls-client-cert.t
 

@@ -481,6 +481,26 @@ my @bad_lines = (
       'invalid number "-1" in "rlimit_nofile" directive', 3 ],
     [ 'rlimit-text', 1, [ 'rlimit_nofile lots;' ],
       'invalid number "lots" in "rlimit_nofile" directive', 3 ],
+    # autoindex (issue 23, item 3)
+    [ 'autoindex-value', 0, [ 'location / { autoindex yes; }' ],
+      'invalid value "yes" in "autoindex" directive, it must be "on" or '
+      . '"off"', 5 ],
+    [ 'autoindex-format', 1, [ 'autoindex_format xml;' ],
+      'invalid value "xml" in "autoindex_format" directive, it must be '
+      . '"html" or "json"', 3 ],
+    [ 'autoindex-format-args', 0, [ 'autoindex_format html json;' ],
+      'invalid number of arguments in "autoindex_format" directive', 5 ],
+    [ 'autoindex-format-dup', 0,
+      [ 'autoindex_format json;', 'autoindex_format html;' ],
+      '"autoindex_format" directive is duplicate', 6 ],
+    [ 'autoindex-exact-size', 0, [ 'autoindex_exact_size 1;' ],
+      'invalid value "1" in "autoindex_exact_size" directive, it must be '
+      . '"on" or "off"', 5 ],
+    [ 'autoindex-localtime', 1, [ 'autoindex_localtime local;' ],
+      'invalid value "local" in "autoindex_localtime" directive, it must '
+      . 'be "on" or "off"', 3 ],
+    [ 'autoindex-args', 0, [ 'location / { autoindex; }' ],
+      'invalid number of arguments in "autoindex" directive', 5 ],
 );
 bad_lines(@$_) for @bad_lines;
 

@@ -341,13 +341,13 @@ SKIP: {
     unlike($err, qr/\[(emerg|alert|crit|error|warn)\]/,
         'shipped configuration: no warnings');
 
-    # its commented-out proxy, PHP and assets examples, uncommented, are
-    # valid too (with the shipped fastcgi_params)
+    # its commented-out proxy, PHP, assets and listing examples,
+    # uncommented, are valid too (with the shipped fastcgi_params)
     copy_file("$srcdir/etc/fastcgi_params", "$root/etc/fastcgi_params");
     my ($px, $in_block, $n) = ('', 0, 0);
     for my $l (split /^/, $conf) {
         $in_block = 1
-            if $l =~ /^\s*#(upstream app|location \/app\/|location ~ \S+php|location \/assets\/)/;
+            if $l =~ /^\s*#(upstream app|location \/app\/|location ~ \S+php|location \/assets\/|location \/downloads\/)/;
         $l =~ s/#// if $l =~ /^\s*#location \@missing/;
         if ($in_block) {
             $l =~ s/#//;
@@ -357,8 +357,8 @@ SKIP: {
     }
     write_file("$root/etc/gannet.conf", $px);
     ($rc, $out, $err) = ctl('configtest');
-    ok($n == 4 && $rc == 0, 'the shipped proxy, PHP and assets examples, '
-       . 'uncommented: configtest ok') or diag($err);
+    ok($n == 5 && $rc == 0, 'the shipped proxy, PHP, assets and listing '
+       . 'examples, uncommented: configtest ok') or diag($err);
 }
 
 # --- the daemon logged no trouble -------------------------------------------------

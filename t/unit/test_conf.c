@@ -43,6 +43,7 @@ typedef struct {
     gn_msec_t        timeout;
     gn_array_t      *env;
     gn_conf_path_t   key;           /* file slot */
+    gn_uint_t        mode;          /* enum slot */
     gn_array_t      *servers;       /* of t_srv_conf_t * */
 } t_main_conf_t;
 
@@ -55,6 +56,13 @@ static char *t_location(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
     void *conf);
 static char *t_types(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf);
 
+
+static const gn_conf_enum_t  t_choices[] = {
+    { gn_string("one"), 1 },
+    { gn_string("two"), 2 },
+    { gn_string("three"), 3 },
+    { gn_null_string, 0 }
+};
 
 static const gn_conf_cmd_t  t_main_cmds[] = {
     { gn_string("workers"), GN_CONF_MAIN | GN_CONF_TAKE1,
@@ -81,6 +89,9 @@ static const gn_conf_cmd_t  t_main_cmds[] = {
     { gn_string("key_file"), GN_CONF_MAIN | GN_CONF_TAKE1,
       gn_conf_set_file_slot, GN_CONF_MAIN_CONF,
       offsetof(t_main_conf_t, key), NULL, NULL },
+    { gn_string("mode"), GN_CONF_MAIN | GN_CONF_TAKE1,
+      gn_conf_set_enum_slot, GN_CONF_MAIN_CONF,
+      offsetof(t_main_conf_t, mode), t_choices, NULL },
     { gn_string("server"), GN_CONF_MAIN | GN_CONF_BLOCK | GN_CONF_NOARGS,
       t_server, GN_CONF_MAIN_CONF, 0, NULL, NULL },
     { gn_string("echo"), GN_CONF_ANY | GN_CONF_1MORE,
@@ -355,6 +366,7 @@ t_setup(void)
     mcf->daemon = GN_CONF_UNSET;
     mcf->buffer_size = GN_CONF_UNSET_SIZE;
     mcf->timeout = GN_CONF_UNSET_MSEC;
+    mcf->mode = GN_CONF_UNSET_UINT;
     mcf->servers = gn_array_create(pool, 2, sizeof(t_srv_conf_t *));
 
     tcf.tables = t_tables;
@@ -691,6 +703,13 @@ test_setters(void)
              "invalid size \"8q\" in \"buffer_size\" directive in t.conf:1");
     conf_err("timeout 1x;",
              "invalid time \"1x\" in \"timeout\" directive in t.conf:1");
+    conf_err("mode four;",
+             "invalid value \"four\" in \"mode\" directive, it must be "
+             "\"one\", \"two\" or \"three\" in t.conf:1");
+    conf_err("mode one; mode two;",
+             "\"mode\" directive is duplicate in t.conf:1");
+    ok(t_parse("mode THREE;") == GN_OK && mcf->mode == 3,
+       "enum slot, case-insensitive");
 }
 
 
@@ -702,6 +721,7 @@ typedef struct {
     size_t       size;
     gn_msec_t    msec;
     gn_str_t     str;
+    gn_uint_t    choice;        /* enum */
     gn_int_t     bare;          /* no default */
     gn_int_t     other;         /* a row of another struct */
     gn_array_t  *list;          /* not a plain slot */
@@ -720,6 +740,9 @@ static const gn_conf_cmd_t  t_plain_cmds[] = {
       NULL, "1m30s" },
     { gn_string("p_str"), GN_CONF_LOC | GN_CONF_TAKE1, gn_conf_set_str_slot,
       GN_CONF_LOC_CONF, offsetof(t_plain_t, str), NULL, "text/plain" },
+    { gn_string("p_enum"), GN_CONF_LOC | GN_CONF_TAKE1,
+      gn_conf_set_enum_slot, GN_CONF_LOC_CONF, offsetof(t_plain_t, choice),
+      t_choices, "two" },
     { gn_string("p_bare"), GN_CONF_LOC | GN_CONF_TAKE1, gn_conf_set_num_slot,
       GN_CONF_LOC_CONF, offsetof(t_plain_t, bare), NULL, NULL },
     { gn_string("p_other"), GN_CONF_MAIN | GN_CONF_TAKE1,
@@ -753,7 +776,8 @@ test_plain_slots(void)
     gn_conf_init_slots(t_plain_cmds, GN_CONF_LOC_CONF, &top);
     ok(top.flag == GN_CONF_UNSET && top.num == GN_CONF_UNSET
        && top.size == GN_CONF_UNSET_SIZE && top.msec == GN_CONF_UNSET_MSEC
-       && top.str.data == NULL && top.bare == GN_CONF_UNSET,
+       && top.str.data == NULL && top.choice == GN_CONF_UNSET_UINT
+       && top.bare == GN_CONF_UNSET,
        "init_slots: every plain slot unset");
     is_int(top.other, 42, "init_slots: a row of another struct untouched");
     ok(top.list == NULL, "init_slots: a slot that is not plain untouched");
@@ -767,6 +791,7 @@ test_plain_slots(void)
     is_int(top.size, 4096, "default size \"4k\"");
     is_int(top.msec, 90000, "default time \"1m30s\"");
     is_str(top.str.data, top.str.len, "text/plain", "default string");
+    is_int(top.choice, 2, "default enum \"two\"");
     is_int(top.bare, GN_CONF_UNSET, "no default: stays unset");
     is_int(top.other, 42, "merge_slots: a row of another struct untouched");
 
@@ -775,6 +800,7 @@ test_plain_slots(void)
     gn_conf_init_slots(t_plain_cmds, GN_CONF_LOC_CONF, &in);
     mid.flag = 0;
     mid.bare = 3;
+    mid.choice = 3;
     in.num = 9;
 
     rc = gn_conf_merge_slots(&tcf, t_plain_cmds, GN_CONF_LOC_CONF, &mid,
@@ -788,6 +814,7 @@ test_plain_slots(void)
     is_int(mid.num, 7, "the middle level inherited the top's default");
     is_int(in.size, 4096, "inherited down from the top");
     is_str(in.str.data, in.str.len, "text/plain", "string inherited");
+    is_int(in.choice, 3, "enum inherited");
 
     /* a default its own setter refuses is a clear error */
     gn_conf_init_slots(t_bad_default_cmds, GN_CONF_LOC_CONF, &top);
