@@ -73,10 +73,16 @@ static char *gn_limit_req_cmd(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
     void *conf);
 static char *gn_limit_conn_cmd(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
     void *conf);
-static char *gn_limit_level_cmd(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
-    void *conf);
 
 #define gn_limit_offset(f)   offsetof(gn_limit_conf_t, f)
+
+static const gn_conf_enum_t  gn_limit_levels[] = {
+    { gn_string("info"), GN_LOG_INFO },
+    { gn_string("notice"), GN_LOG_NOTICE },
+    { gn_string("warn"), GN_LOG_WARN },
+    { gn_string("error"), GN_LOG_ERR },
+    { gn_null_string, 0 }
+};
 
 static const gn_conf_cmd_t  gn_limit_commands[] = {
 
@@ -95,11 +101,11 @@ static const gn_conf_cmd_t  gn_limit_commands[] = {
       gn_conf_set_num_slot, GN_CONF_LOC_CONF, gn_limit_offset(conn_status),
       NULL, "503" },
     { gn_string("limit_req_log_level"), GN_CONF_ANY | GN_CONF_TAKE1,
-      gn_limit_level_cmd, GN_CONF_LOC_CONF, gn_limit_offset(req_log_level),
-      NULL, NULL },
+      gn_conf_set_enum_slot, GN_CONF_LOC_CONF,
+      gn_limit_offset(req_log_level), gn_limit_levels, "error" },
     { gn_string("limit_conn_log_level"), GN_CONF_ANY | GN_CONF_TAKE1,
-      gn_limit_level_cmd, GN_CONF_LOC_CONF, gn_limit_offset(conn_log_level),
-      NULL, NULL },
+      gn_conf_set_enum_slot, GN_CONF_LOC_CONF,
+      gn_limit_offset(conn_log_level), gn_limit_levels, "error" },
 
     gn_conf_null_cmd
 };
@@ -654,36 +660,6 @@ gn_limit_conn_cmd(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
 }
 
 
-/* info | notice | warn | error */
-static char *
-gn_limit_level_cmd(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
-{
-    static const gn_conf_enum_t  levels[] = {
-        { gn_string("info"), GN_LOG_INFO },
-        { gn_string("notice"), GN_LOG_NOTICE },
-        { gn_string("warn"), GN_LOG_WARN },
-        { gn_string("error"), GN_LOG_ERR },
-    };
-    gn_int_t   *slot = (gn_int_t *) ((u_char *) conf + cmd->offset);
-    gn_str_t   *value = cf->args->elts;
-    gn_uint_t   i;
-
-    if (*slot != 0) {
-        return "is duplicate";
-    }
-    for (i = 0; i < gn_nelems(levels); i++) {
-        if (gn_str_cmp(&levels[i].name, &value[1]) == 0) {
-            *slot = (gn_int_t) levels[i].value;
-            return GN_CONF_OK;
-        }
-    }
-    gn_conf_error(cf, "invalid value \"%.*s\" in \"%.*s\", expected info, "
-                  "notice, warn or error", GN_STR_ARG(&value[1]),
-                  GN_STR_ARG(&cmd->name));
-    return GN_CONF_ERROR;
-}
-
-
 static gn_int_t
 gn_limit_merge(gn_conf_t *cf, gn_loc_conf_t *lc, gn_loc_conf_t *prev)
 {
@@ -699,18 +675,6 @@ gn_limit_merge(gn_conf_t *cf, gn_loc_conf_t *lc, gn_loc_conf_t *prev)
         if (lcf->conns == NULL) {
             lcf->conns = up->conns;
         }
-        if (lcf->req_log_level == 0) {
-            lcf->req_log_level = up->req_log_level;
-        }
-        if (lcf->conn_log_level == 0) {
-            lcf->conn_log_level = up->conn_log_level;
-        }
-    }
-    if (lcf->req_log_level == 0) {
-        lcf->req_log_level = GN_LOG_ERR;
-    }
-    if (lcf->conn_log_level == 0) {
-        lcf->conn_log_level = GN_LOG_ERR;
     }
     return GN_OK;
 }

@@ -55,8 +55,8 @@ typedef struct {
     gn_array_t       *conns;       /* of gn_limit_conn_t; NULL: inherit */
     gn_int_t          req_status;
     gn_int_t          conn_status;
-    gn_int_t          req_log_level;
-    gn_int_t          conn_log_level;
+    gn_uint_t         req_log_level;
+    gn_uint_t         conn_log_level;
 } gn_limit_conf_t;
 
 #define gn_limit_conf(lc)                                                     \

@@ -159,8 +159,14 @@ static char *gn_tls_conf_memcached(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
     void *conf);
 static char *gn_tls_conf_memc_prefix(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
     void *conf);
-static char *gn_tls_conf_verify(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
-    void *conf);
+
+static const gn_conf_enum_t  gn_tls_verify_modes[] = {
+    { gn_string("off"), GN_TLS_VERIFY_OFF },
+    { gn_string("on"), GN_TLS_VERIFY_ON },
+    { gn_string("optional"), GN_TLS_VERIFY_OPTIONAL },
+    { gn_string("optional_no_ca"), GN_TLS_VERIFY_NO_CA },
+    { gn_null_string, 0 }
+};
 
 
 /* The TLS directives (features.c's "tls"): certificates per server,
@@ -175,7 +181,8 @@ static const gn_conf_cmd_t  gn_tls_commands[] = {
       gn_conf_set_path_slot, GN_CONF_LOC_CONF, gn_tls_offset(stapling),
       NULL, NULL },
     { gn_string("tls_verify_client"), GN_CONF_SRV | GN_CONF_TAKE1,
-      gn_tls_conf_verify, GN_CONF_LOC_CONF, 0, NULL, NULL },
+      gn_conf_set_enum_slot, GN_CONF_LOC_CONF,
+      gn_tls_offset(verify_client), gn_tls_verify_modes, "off" },
     { gn_string("tls_client_certificate"), GN_CONF_SRV | GN_CONF_TAKE1,
       gn_conf_set_file_slot, GN_CONF_LOC_CONF, gn_tls_offset(client_ca),
       NULL, NULL },
@@ -501,8 +508,7 @@ gn_tls_srv_client_ca(gn_tls_srv_t *ts, gn_tls_conf_t *tlc, gn_srv_conf_t *sc,
 {
     int  rc;
 
-    ts->verify = (gn_uint_t) (tlc->verify_client == GN_CONF_UNSET
-                              ? GN_TLS_VERIFY_OFF : tlc->verify_client);
+    ts->verify = tlc->verify_client;
     if (ts->verify == GN_TLS_VERIFY_OFF) {
         return GN_OK;
     }
@@ -655,7 +661,7 @@ gn_tls_ctx_id(gn_listen_t *ls)
         }
         gn_mix(&tlc->protocols, sizeof(gn_uint_t));
         gn_mix(tlc->priority.data, tlc->priority.len);
-        gn_mix(&tlc->verify_client, sizeof(gn_int_t));
+        gn_mix(&tlc->verify_client, sizeof(gn_uint_t));
         gn_mix(tlc->client_ca.path.data, tlc->client_ca.path.len);
     }
 
@@ -2890,38 +2896,6 @@ gn_tls_conf_memcached(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
 }
 
 
-/* tls_verify_client on | optional | optional_no_ca | off */
-static char *
-gn_tls_conf_verify(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
-{
-    static const gn_conf_enum_t  modes[] = {
-        { gn_string("off"), GN_TLS_VERIFY_OFF },
-        { gn_string("on"), GN_TLS_VERIFY_ON },
-        { gn_string("optional"), GN_TLS_VERIFY_OPTIONAL },
-        { gn_string("optional_no_ca"), GN_TLS_VERIFY_NO_CA },
-    };
-    gn_tls_conf_t  *tlc = conf;
-    gn_str_t       *value = cf->args->elts;
-    gn_uint_t       i;
-
-    (void) cmd;
-
-    if (tlc->verify_client != GN_CONF_UNSET) {
-        return "is duplicate";
-    }
-    for (i = 0; i < gn_nelems(modes); i++) {
-        if (gn_str_cmp(&modes[i].name, &value[1]) == 0) {
-            tlc->verify_client = (gn_int_t) modes[i].value;
-            return GN_CONF_OK;
-        }
-    }
-    gn_conf_error(cf, "invalid value \"%.*s\" in \"tls_verify_client\", "
-                  "expected on, optional, optional_no_ca or off",
-                  GN_STR_ARG(&value[1]));
-    return GN_CONF_ERROR;
-}
-
-
 static char *
 gn_tls_conf_memc_prefix(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
 {
@@ -2967,7 +2941,6 @@ gn_tls_create_conf(gn_conf_t *cf, gn_loc_conf_t *lc)
 
     tlc->protocols = GN_CONF_UNSET_UINT;
     tlc->session_cache = GN_CONF_UNSET;
-    tlc->verify_client = GN_CONF_UNSET;
 
     return GN_OK;
 }

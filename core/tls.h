@@ -26,7 +26,7 @@ typedef struct {
     gn_array_t       *certs;            /* of gn_conf_path_t */
     gn_array_t       *keys;             /* of gn_conf_path_t, same order */
     gn_str_t          stapling;
-    gn_int_t          verify_client;    /* GN_TLS_VERIFY_*; unset -1 */
+    gn_uint_t         verify_client;    /* GN_TLS_VERIFY_* */
     gn_conf_path_t    client_ca;        /* tls_client_certificate */
     gn_conf_path_t    crl;              /* tls_crl */
     gn_int_t          verify_depth;

@@ -298,14 +298,14 @@ my @bad_lines = (
     [ 'limit-conn-n', 0, [ 'limit_conn addr 0;' ],
       'invalid number "0" in "limit_conn", expected 1 to 65535', 5 ],
     [ 'limit-conn-level', 0, [ 'limit_conn_log_level loud;' ],
-      'invalid value "loud" in "limit_conn_log_level", expected info, '
-      . 'notice, warn or error', 5 ],
+      'invalid value "loud" in "limit_conn_log_level" directive, it must '
+      . 'be "info", "notice", "warn" or "error"', 5 ],
     [ 'limit-zone-server', 0,
       [ 'limit_conn_zone $binary_remote_addr zone=c:1m;' ],
       '"limit_conn_zone" directive is not allowed here', 5 ],
     [ 'tls-verify-client', 0, [ 'tls_verify_client always;' ],
-      'invalid value "always" in "tls_verify_client", expected on, '
-      . 'optional, optional_no_ca or off', 5 ],
+      'invalid value "always" in "tls_verify_client" directive, it must '
+      . 'be "off", "on", "optional" or "optional_no_ca"', 5 ],
     [ 'tls-hsts-bad', 0, [ 'tls_hsts 1y subdomains;' ],
       'invalid parameter "subdomains" in "tls_hsts", expected '
       . '"includeSubDomains" or "preload"', 5 ],
