@@ -40,6 +40,12 @@ static const gn_conf_cmd_t  gn_http_static_commands[] = {
     { gn_string("log_not_found"), GN_CONF_ANY | GN_CONF_FLAG,
       gn_conf_set_flag_slot, GN_CONF_LOC_CONF,
       gn_static_offset(log_not_found), NULL, "on" },
+    { gn_string("gzip_static"), GN_CONF_ANY | GN_CONF_FLAG,
+      gn_conf_set_flag_slot, GN_CONF_LOC_CONF,
+      gn_static_offset(gzip_static), NULL, "off" },
+    { gn_string("brotli_static"), GN_CONF_ANY | GN_CONF_FLAG,
+      gn_conf_set_flag_slot, GN_CONF_LOC_CONF,
+      gn_static_offset(brotli_static), NULL, "off" },
     gn_conf_null_cmd
 };
 
@@ -261,6 +267,102 @@ gn_http_static_dir(gn_http_request_t *r, gn_fc_entry_t *e)
 }
 
 
+/* Does the client's Accept-Encoding take `coding` (a token of the list,
+ * without q=0)? RFC 9110 12.5.3; "*" is not taken as gzip or br. */
+static gn_uint_t
+gn_http_static_accepts(const gn_str_t *ae, const char *coding, size_t n)
+{
+    const u_char  *p = ae->data, *end = ae->data + ae->len, *e, *q;
+
+    while (p < end) {
+        while (p < end && (*p == ' ' || *p == '\t' || *p == ',')) {
+            p++;
+        }
+        e = memchr(p, ',', (size_t) (end - p));
+        e = e != NULL ? e : end;
+
+        if ((size_t) (e - p) >= n && gn_strncasecmp(p, (u_char *) coding, n)
+                                     == 0
+            && (p + n == e || p[n] == ';' || p[n] == ' ' || p[n] == '\t'))
+        {
+            /* q=0 (q=0.0, q=0.000) refuses it */
+            q = p + n;
+            while (q < e && (*q == ' ' || *q == '\t' || *q == ';')) {
+                q++;
+            }
+            if (e - q >= 3 && (q[0] == 'q' || q[0] == 'Q') && q[1] == '=') {
+                for (q += 2; q < e && (*q == '0' || *q == '.'); q++) {
+                    /* void */
+                }
+                return q < e && *q >= '1' && *q <= '9';
+            }
+            return 1;
+        }
+        p = e;
+    }
+
+    return 0;
+}
+
+
+/*
+ * gzip_static, brotli_static: the file's ".br" or ".gz" next to it,
+ * when the client takes that coding and it is a regular file no older
+ * than e; never for a Range request (its ranges are the original's) .
+ * Its bytes, size, date and ETag are the response's, with
+ * Content-Encoding; Vary: Accept-Encoding either way. Returns the entry
+ * to serve.
+ */
+static gn_fc_entry_t *
+gn_http_static_precompressed(gn_http_request_t *r, gn_fc_entry_t *e)
+{
+    static const gn_str_t  br = gn_string(".br"), gz = gn_string(".gz");
+    gn_static_conf_t      *sc = gn_static_conf(r->loc);
+    gn_http_header_t      *h;
+    gn_fc_entry_t         *c;
+    const gn_str_t        *ext;
+    int                    err;
+
+    if (!sc->gzip_static && !sc->brotli_static) {
+        return e;
+    }
+    gn_str_set(&r->extra_headers, "Vary: Accept-Encoding\r\n");
+
+    h = gn_http_header_find(&r->head, "Accept-Encoding", 15);
+    if (h == NULL || r->head.range.len > 0) {
+        return e;
+    }
+
+    for (ext = &br; ext != NULL; ext = ext == &br ? &gz : NULL) {
+        if (ext == &br ? !sc->brotli_static
+                         || !gn_http_static_accepts(&h->value, "br", 2)
+                       : !sc->gzip_static
+                         || !gn_http_static_accepts(&h->value, "gzip", 4))
+        {
+            continue;
+        }
+        c = gn_http_file_open(r, &r->fdir, &r->fpath, ext,
+                              !gn_file_conf(r->loc)->symlinks_outside_root,
+                              &err);
+        if (c == NULL || !c->is_file || c->mtime < e->mtime
+            || gn_http_static_private(r, c, ext) != GN_OK)
+        {
+            continue;
+        }
+        if (ext == &br) {
+            gn_str_set(&r->extra_headers, "Content-Encoding: br\r\n"
+                       "Vary: Accept-Encoding\r\n");
+        } else {
+            gn_str_set(&r->extra_headers, "Content-Encoding: gzip\r\n"
+                       "Vary: Accept-Encoding\r\n");
+        }
+        return c;
+    }
+
+    return e;
+}
+
+
 /* 206 with several ranges: multipart/byteranges. */
 static gn_int_t
 gn_http_static_multipart(gn_http_request_t *r, gn_fc_entry_t *e,
@@ -449,6 +551,7 @@ gn_http_static_handler(gn_http_request_t *r)
 
         r->content_type = *gn_lookup_mime(r->loc, r->uri.data,
                                               r->uri.len);
+        e = gn_http_static_precompressed(r, e);
     }
 
     r->status = 200;

@@ -18,6 +18,8 @@ typedef struct {
     gn_int_t             max_ranges;
     gn_flag_t            private_files;
     gn_flag_t            log_not_found;
+    gn_flag_t            gzip_static;      /* serve FILE.gz, */
+    gn_flag_t            brotli_static;    /* ... FILE.br */
 } gn_static_conf_t;
 
 #define gn_static_conf(lc)                                                    \

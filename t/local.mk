@@ -222,7 +222,8 @@ GN_INTEG_TESTS = \
     %reldir%/integ/104-add-header.t \
     %reldir%/integ/105-autoindex.t \
     %reldir%/integ/106-limit.t \
-    %reldir%/integ/108-tls-client-cert.t
+    %reldir%/integ/108-tls-client-cert.t \
+    %reldir%/integ/109-gzip-static.t
 
 # Test certificates (a CA, ECDSA and RSA server certificates), made at
 # `make check` time: no private key is committed.
