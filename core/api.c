@@ -27,6 +27,7 @@
 #include "proxy.h"
 #include "http_file.h"
 #include "limit.h"
+#include "binlog.h"
 
 
 #define gn_req(r)   ((gn_http_request_t *) (r))
@@ -326,6 +327,117 @@ gn_api_mapped_path(gn_request_t *rq)
     v.data[v.len] = '\0';
 
     return v;
+}
+
+
+/* ---- 1.8: helpers for module writers ------------------------------------ */
+
+static gn_str_t
+gn_api_arg(gn_request_t *r, const char *name)
+{
+    gn_str_t  v;
+
+    (void) gn_http_arg(&gn_req(r)->head.query, (const u_char *) name,
+                       strlen(name), &v);
+    return v;
+}
+
+
+/* Each Cookie field in turn: an HTTP/1.x client may send several, and
+ * HTTP/2's crumbs arrive joined into one (http2.c). */
+static gn_str_t
+gn_api_cookie(gn_request_t *r, const char *name)
+{
+    gn_http_head_t  *h = &gn_req(r)->head;
+    gn_str_t         v = gn_null_string;
+    size_t           len;
+    gn_uint_t        i;
+
+    len = strlen(name);
+
+    for (i = 0; i < h->nheaders; i++) {
+        if (gn_str_caseeq(&h->headers[i].name, "Cookie")
+            && gn_http_cookie(&h->headers[i].value, (const u_char *) name,
+                              len, &v) == GN_OK)
+        {
+            break;
+        }
+    }
+
+    return v;
+}
+
+
+/* A converter that measures (p NULL) or writes: gn_binlog_escape's
+ * shape, which the others share. */
+typedef size_t (*gn_api_conv_pt)(u_char *p, const u_char *s, size_t n,
+    gn_uint_t arg);
+
+
+/* in converted into request memory, measured first so that the pool
+ * gives exactly what the result takes, NUL-terminated for modules that
+ * hand it to C string functions. */
+static gn_str_t
+gn_api_convert(gn_request_t *r, gn_str_t in, gn_api_conv_pt conv,
+    gn_uint_t arg)
+{
+    gn_str_t  v = gn_null_string;
+
+    if (in.data == NULL) {
+        return v;
+    }
+
+    v.len = in.len > 0 ? conv(NULL, in.data, in.len, arg) : 0;
+    v.data = gn_pnalloc(gn_req(r)->pool, v.len + 1);
+    if (v.data == NULL) {
+        v.len = 0;
+        return v;
+    }
+
+    if (v.len > 0) {
+        (void) conv(v.data, in.data, in.len, arg);
+    }
+    v.data[v.len] = '\0';
+
+    return v;
+}
+
+
+static size_t
+gn_api_unescape_conv(u_char *p, const u_char *s, size_t n, gn_uint_t flags)
+{
+    return gn_http_unescape(p, s, n, flags & GN_UNESCAPE_PLUS);
+}
+
+
+static size_t
+gn_api_escape_html_conv(u_char *p, const u_char *s, size_t n, gn_uint_t arg)
+{
+    (void) arg;
+    return gn_str_escape_html(p, s, n);
+}
+
+
+static gn_str_t
+gn_api_unescape(gn_request_t *r, gn_str_t in, unsigned flags)
+{
+    return gn_api_convert(r, in, gn_api_unescape_conv, flags);
+}
+
+
+static gn_str_t
+gn_api_escape_html(gn_request_t *r, gn_str_t in)
+{
+    return gn_api_convert(r, in, gn_api_escape_html_conv, 0);
+}
+
+
+/* The access log's escape=json, so that a module and the log agree on
+ * what valid JSON is made of any bytes. */
+static gn_str_t
+gn_api_escape_json(gn_request_t *r, gn_str_t in)
+{
+    return gn_api_convert(r, in, gn_binlog_escape, GN_BINLOG_ESC_JSON);
 }
 
 
@@ -1075,5 +1187,10 @@ const gn_api_t  gn_api = {
     gn_api_tls_ticket_stats,
     gn_api_on_drained,
     gn_api_upstream_stats,
-    gn_api_limit_stats
+    gn_api_limit_stats,
+    gn_api_arg,
+    gn_api_cookie,
+    gn_api_unescape,
+    gn_api_escape_html,
+    gn_api_escape_json
 };

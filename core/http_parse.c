@@ -77,7 +77,8 @@ static gn_int_t gn_http_host_char(u_char c);
 static gn_int_t gn_http_valid_port(const u_char *p, size_t len);
 static gn_int_t gn_http_parse_field(gn_http_head_t *h, gn_http_header_t *hd,
     u_char *p, u_char *eol);
-static gn_int_t gn_http_list_next(u_char **pos, u_char *end, gn_str_t *elt);
+static gn_int_t gn_http_list_next(u_char **pos, u_char *end, u_char sep,
+    gn_str_t *elt);
 static gn_int_t gn_http_process_fields(gn_http_head_t *h,
     gn_http_frame_t *f);
 static gn_int_t gn_http_frame(gn_http_head_t *h, gn_http_frame_t *f);
@@ -1143,11 +1144,11 @@ gn_http_header_find(const gn_http_head_t *h, const char *name, size_t len)
 /*
  * Next element of a comma-separated list (RFC 9110 5.6.1), OWS trimmed;
  * empty elements are returned as such (so "" yields one empty element).
- * Returns 0 at the end.
+ * Returns 0 at the end. sep is ',' but for a Cookie's ';'.
  */
 
 static gn_int_t
-gn_http_list_next(u_char **pos, u_char *end, gn_str_t *elt)
+gn_http_list_next(u_char **pos, u_char *end, u_char sep, gn_str_t *elt)
 {
     u_char  *p, *start, *last;
 
@@ -1157,7 +1158,7 @@ gn_http_list_next(u_char **pos, u_char *end, gn_str_t *elt)
         return 0;
     }
 
-    for (start = p; p < end && *p != ','; p++) {
+    for (start = p; p < end && *p != sep; p++) {
         /* void */
     }
 
@@ -1172,7 +1173,7 @@ gn_http_list_next(u_char **pos, u_char *end, gn_str_t *elt)
     elt->data = start;
     elt->len = last - start;
 
-    *pos = (p < end) ? p + 1 : NULL;      /* past the comma, or stop */
+    *pos = (p < end) ? p + 1 : NULL;      /* past the sep, or stop */
 
     return 1;
 }
@@ -1444,7 +1445,7 @@ gn_http_field_transfer_encoding(gn_http_head_t *h, gn_http_frame_t *f,
     p = value->data;
     end = p + value->len;
 
-    while (gn_http_list_next(&p, end, &elt)) {
+    while (gn_http_list_next(&p, end, ',', &elt)) {
 
         for (i = 0; i < elt.len && gn_http_tchar(elt.data[i]); i++) {
             /* void */
@@ -1483,7 +1484,7 @@ gn_http_field_connection(gn_http_head_t *h, gn_http_frame_t *f,
     p = value->data;
     end = p + value->len;
 
-    while (gn_http_list_next(&p, end, &elt)) {
+    while (gn_http_list_next(&p, end, ',', &elt)) {
         if (gn_str_caseeq(&elt, "close")) {
             f->conn_close = 1;
 
@@ -1509,7 +1510,7 @@ gn_http_field_expect(gn_http_head_t *h, gn_http_frame_t *f, gn_str_t *value)
     p = value->data;
     end = p + value->len;
 
-    while (gn_http_list_next(&p, end, &elt)) {
+    while (gn_http_list_next(&p, end, ',', &elt)) {
         if (gn_str_caseeq(&elt, "100-continue")) {
             h->expect_continue = 1;
         }
@@ -1604,6 +1605,142 @@ gn_http_normalize_path(const u_char *src, size_t src_len, u_char *dst,
     *dst_len = d;
 
     return GN_OK;
+}
+
+
+/*
+ * The query's arguments are split at '&' only (';' is data, as in
+ * nginx), and names are compared as the bytes they are: no decoding and,
+ * unlike nginx's $arg_NAME, no case folding (form field names are
+ * case-sensitive to the applications that read them).
+ */
+
+gn_int_t
+gn_http_arg(const gn_str_t *args, const u_char *name, size_t len,
+    gn_str_t *value)
+{
+    const u_char  *p, *end, *amp, *eq, *key_end;
+
+    value->len = 0;
+    value->data = NULL;
+
+    if (len == 0 || args->data == NULL) {
+        return GN_DECLINED;
+    }
+
+    p = args->data;
+    end = p + args->len;
+
+    while (p < end) {
+        amp = memchr(p, '&', end - p);
+        if (amp == NULL) {
+            amp = end;
+        }
+
+        eq = memchr(p, '=', amp - p);
+        key_end = eq != NULL ? eq : amp;
+
+        if ((size_t) (key_end - p) == len && memcmp(p, name, len) == 0) {
+            /* "c" alone: present and empty, data just past the name */
+            value->data = (u_char *) (eq != NULL ? eq + 1 : amp);
+            value->len = eq != NULL ? (size_t) (amp - eq - 1) : 0;
+            return GN_OK;
+        }
+
+        p = amp + 1;
+    }
+
+    return GN_DECLINED;
+}
+
+
+/*
+ * RFC 6265 5.4 says a client sends "a=1; b=2"; 5.2's leniency is kept
+ * for the others: blanks around names and values are trimmed, a pair
+ * without '=' is skipped (it names nothing), quotes stay in the value
+ * (as nginx's $cookie_NAME).
+ */
+
+gn_int_t
+gn_http_cookie(const gn_str_t *header, const u_char *name, size_t len,
+    gn_str_t *value)
+{
+    u_char    *p, *eq, *k;
+    gn_str_t   pair;
+
+    value->len = 0;
+    value->data = NULL;
+
+    if (len == 0 || header->data == NULL) {
+        return GN_DECLINED;
+    }
+
+    p = header->data;
+
+    while (gn_http_list_next(&p, header->data + header->len, ';', &pair)) {
+        eq = memchr(pair.data, '=', pair.len);
+        if (eq == NULL) {
+            continue;
+        }
+
+        for (k = eq; k > pair.data && gn_http_ows(k[-1]); k--) {
+            /* void */
+        }
+
+        if ((size_t) (k - pair.data) != len
+            || memcmp(pair.data, name, len) != 0)
+        {
+            continue;
+        }
+
+        for (k = eq + 1; k < pair.data + pair.len && gn_http_ows(*k); k++) {
+            /* void */
+        }
+
+        value->data = k;
+        value->len = pair.data + pair.len - k;
+        return GN_OK;
+    }
+
+    return GN_DECLINED;
+}
+
+
+/*
+ * Unlike gn_http_normalize_path(), which refuses a request with a bad
+ * escape, this one decodes what a module asks it to: bad escapes ("%zz",
+ * a '%' with fewer than two hex digits after it) are kept as they are,
+ * and "%00" is a NUL byte like any other.
+ */
+
+size_t
+gn_http_unescape(u_char *dst, const u_char *src, size_t n, gn_uint_t plus)
+{
+    size_t    i, d;
+    gn_int_t  hi, lo;
+    u_char    c;
+
+    for (i = 0, d = 0; i < n; i++, d++) {
+        c = src[i];
+
+        if (c == '%' && n - i >= 3) {
+            hi = gn_http_hexval(src[i + 1]);
+            lo = gn_http_hexval(src[i + 2]);
+            if (hi >= 0 && lo >= 0) {
+                c = (u_char) (hi * 16 + lo);
+                i += 2;
+            }
+
+        } else if (c == '+' && plus) {
+            c = ' ';
+        }
+
+        if (dst != NULL) {
+            dst[d] = c;
+        }
+    }
+
+    return d;
 }
 
 

@@ -204,6 +204,33 @@ gn_int_t gn_http_normalize_path(const u_char *src, size_t src_len,
 
 
 /*
+ * Query argument `name` (len bytes) of args, a query without its '?',
+ * as the ABI's arg() (1.8): GN_OK with *value the raw value of its first
+ * occurrence ("a=1&b=&c": "1", "" and "", the last pointing just past
+ * the name), or GN_DECLINED with *value {0, NULL}. *value points into
+ * args.
+ */
+gn_int_t gn_http_arg(const gn_str_t *args, const u_char *name, size_t len,
+    gn_str_t *value);
+
+/*
+ * Cookie `name` in one Cookie field's value ("a=1; b=2"), as the ABI's
+ * cookie() (1.8): GN_OK with *value pointing into header, or GN_DECLINED
+ * with *value {0, NULL}. Names are case-sensitive (RFC 6265).
+ */
+gn_int_t gn_http_cookie(const gn_str_t *header, const u_char *name,
+    size_t len, gn_str_t *value);
+
+/*
+ * Percent-decodes n bytes of src to dst (at most n bytes), '+' to a
+ * space when plus is set; bad escapes are copied as they are. With dst
+ * NULL, only measures. Returns the decoded length.
+ */
+size_t gn_http_unescape(u_char *dst, const u_char *src, size_t n,
+    gn_uint_t plus);
+
+
+/*
  * Chunked transfer coding (RFC 9112 7.1), incremental: may be fed any
  * split of the body. Zero-initialise before the first call.
  */

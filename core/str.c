@@ -280,3 +280,42 @@ gn_str_reserve(u_char **buf, size_t *cap, size_t need, size_t min)
 
     return GN_OK;
 }
+
+
+/*
+ * The five characters that end or open markup or an attribute value;
+ * every other byte is copied as it is (a browser shows bad UTF-8 as
+ * U+FFFD, which is no markup).
+ */
+size_t
+gn_str_escape_html(u_char *p, const u_char *s, size_t n)
+{
+    static const char  *esc[] = { "&amp;", "&lt;", "&gt;", "&quot;",
+                                  "&#39;" };
+    const char         *e;
+    size_t              len, i, k;
+
+    for (len = 0, i = 0; i < n; i++) {
+        switch (s[i]) {
+        case '&':  e = esc[0]; break;
+        case '<':  e = esc[1]; break;
+        case '>':  e = esc[2]; break;
+        case '"':  e = esc[3]; break;
+        case '\'': e = esc[4]; break;
+        default:
+            if (p != NULL) {
+                p[len] = s[i];
+            }
+            len++;
+            continue;
+        }
+
+        k = strlen(e);
+        if (p != NULL) {
+            memcpy(p + len, e, k);
+        }
+        len += k;
+    }
+
+    return len;
+}

@@ -66,4 +66,8 @@ u_char *gn_pstrdup(gn_pool_t *pool, const gn_str_t *src, gn_str_t *dst);
  * their own. */
 gn_int_t gn_str_reserve(u_char **buf, size_t *cap, size_t need, size_t min);
 
+/* n bytes of s with & < > " ' as HTML entities, to p, or only measured
+ * when p is NULL. Returns the escaped length. */
+size_t gn_str_escape_html(u_char *p, const u_char *s, size_t n);
+
 #endif /* GN_CORE_STR_H_INCLUDED */

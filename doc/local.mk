@@ -8,12 +8,15 @@ dist_man_MANS += \
 dist_doc_DATA += %reldir%/binary-log.md %reldir%/internals.md
 
 # The module writer's guide, the module template it tells you to copy
-# (mod_example.c), the CGI module's README (README.cgi) and the SPECweb99
+# (mod_example.c), the Makefile for building one out of the tree, the
+# CGI module's README (README.cgi) and the SPECweb99
 # notes: installed with their load_module lines naming the real module
 # directory (the sources show that of the default prefix).
 gn_doc_files = %reldir%/modules.md %reldir%/specweb99.md \
+    %reldir%/module-Makefile.example \
     modules/example/mod_example.c modules/cgi/README
-EXTRA_DIST += %reldir%/modules.md %reldir%/specweb99.md
+EXTRA_DIST += %reldir%/modules.md %reldir%/specweb99.md \
+    %reldir%/module-Makefile.example
 
 install-data-local: gn-doc-install
 uninstall-local: gn-doc-uninstall
@@ -33,7 +36,8 @@ gn-doc-install:
 
 gn-doc-uninstall:
 	@$(NORMAL_UNINSTALL)
-	@for t in modules.md specweb99.md mod_example.c README.cgi; do \
+	@for t in modules.md specweb99.md module-Makefile.example \
+	          mod_example.c README.cgi; do \
 	    echo " rm -f '$(DESTDIR)$(docdir)/'$$t"; \
 	    rm -f '$(DESTDIR)$(docdir)/'$$t; \
 	done

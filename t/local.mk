@@ -222,6 +222,7 @@ GN_INTEG_TESTS = \
     %reldir%/integ/104-add-header.t \
     %reldir%/integ/105-autoindex.t \
     %reldir%/integ/106-limit.t \
+    %reldir%/integ/107-module-helpers.t \
     %reldir%/integ/108-tls-client-cert.t \
     %reldir%/integ/109-gzip-static.t
 
@@ -253,13 +254,14 @@ EXTRA_DIST += $(GN_INTEG_TESTS) %reldir%/lib/GnTest.pm %reldir%/lib/GnTLS.pm \
 GN_TMOD_LDFLAGS = -module -avoid-version -no-undefined -rpath /nowhere \
     -export-symbols-regex '^gn_module_'
 GN_TMODS = info abi2 abi_v2sym newminor badmagic small nosym crash old \
-    needs0
+    needs0 helpers
 check_LTLIBRARIES += \
     %reldir%/modules/mod_t_info.la %reldir%/modules/mod_t_abi2.la \
     %reldir%/modules/mod_t_abi_v2sym.la %reldir%/modules/mod_t_newminor.la \
     %reldir%/modules/mod_t_badmagic.la %reldir%/modules/mod_t_small.la \
     %reldir%/modules/mod_t_nosym.la %reldir%/modules/mod_t_crash.la \
-    %reldir%/modules/mod_t_old.la %reldir%/modules/mod_t_needs0.la
+    %reldir%/modules/mod_t_old.la %reldir%/modules/mod_t_needs0.la \
+    %reldir%/modules/mod_t_helpers.la
 
 %canon_reldir%_modules_mod_t_info_la_SOURCES = %reldir%/modules/mod_t_info.c
 %canon_reldir%_modules_mod_t_info_la_CPPFLAGS = $(GN_MOD_CPPFLAGS)
@@ -297,6 +299,10 @@ check_LTLIBRARIES += \
 %canon_reldir%_modules_mod_t_needs0_la_CPPFLAGS = $(GN_MOD_CPPFLAGS)
 %canon_reldir%_modules_mod_t_needs0_la_CFLAGS = $(GN_MOD_CFLAGS)
 %canon_reldir%_modules_mod_t_needs0_la_LDFLAGS = $(GN_TMOD_LDFLAGS)
+%canon_reldir%_modules_mod_t_helpers_la_SOURCES = %reldir%/modules/mod_t_helpers.c
+%canon_reldir%_modules_mod_t_helpers_la_CPPFLAGS = $(GN_MOD_CPPFLAGS)
+%canon_reldir%_modules_mod_t_helpers_la_CFLAGS = $(GN_MOD_CFLAGS)
+%canon_reldir%_modules_mod_t_helpers_la_LDFLAGS = $(GN_TMOD_LDFLAGS)
 # built against the 1.0 headers as released: an old module on this server
 %canon_reldir%_modules_mod_t_old_la_SOURCES = %reldir%/modules/mod_t_old.c
 %canon_reldir%_modules_mod_t_old_la_CPPFLAGS = -I$(top_srcdir)/%reldir%/modules/abi-1.0

@@ -54,6 +54,11 @@
  *                    each limit_req_zone's and limit_conn_zone's
  *                    requests passed, delayed and refused, summed over
  *                    the children; filled up to the caller's size.
+ *   1.8  2026-12-04  gn_api_t.arg, cookie, unescape, escape_html and
+ *                    escape_json, and GN_UNESCAPE_PLUS: a query
+ *                    argument, a cookie, percent-decoding and escaping
+ *                    for HTML and JSON (the access log's), into
+ *                    request memory.
  */
 
 #ifndef GN_API_ABI_H_INCLUDED
@@ -61,7 +66,7 @@
 
 #define GN_ABI_MAGIC    0x474e4d44u      /* "GNMD" */
 #define GN_ABI_MAJOR    1
-#define GN_ABI_MINOR    7
+#define GN_ABI_MINOR    8
 
 /* Compile-time feature test for module writers. */
 #define GN_ABI_AT_LEAST(major, minor)                                         \

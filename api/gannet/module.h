@@ -410,6 +410,9 @@ typedef struct {
 } gn_tls_ticket_stats_t;
 
 
+/* unescape() flag (1.8): '+' is a space (application/x-www-form-urlencoded). */
+#define GN_UNESCAPE_PLUS  0x1
+
 /* True when this server's table has `member` (it may be older than the
  * headers the module was built with). */
 #define GN_API_HAS(api, member)                                               \
@@ -605,6 +608,40 @@ struct gn_api_s {
      * the last one. */
     int         (*limit_stats)(unsigned index, gn_limit_zone_stats_t *out,
                     size_t size);
+
+    /* -- 1.8: helpers for module writers. unescape, escape_html and
+     *    escape_json return a new string in request memory, followed by
+     *    a NUL not counted in len; {0, NULL} when in.data is NULL (an
+     *    absent arg() or cookie() stays absent) or out of memory. A
+     *    module that needs less than 1.8 tests GN_API_HAS(api, arg) (or
+     *    whichever it calls) first. ------------------------------------ */
+    /* Query argument `name` (a C string, compared byte for byte, case
+     * included) of the request's query: the raw value (not decoded) of
+     * its first occurrence. "?a=1&b=&c" gives "1" for a, and an empty
+     * value for b and for c; an argument that is not there gives
+     * {0, NULL}: data NULL tells absent from empty. Points into the
+     * request (valid until it ends, not NUL-terminated). */
+    gn_str_t    (*arg)(gn_request_t *r, const char *name);
+    /* Cookie `name` (case-sensitive, RFC 6265) from the request's Cookie
+     * fields, in order ("a=1; b=2", several fields over HTTP/1.x, the
+     * crumbs of HTTP/2 joined): the raw value of the first one, quotes
+     * kept, or {0, NULL} when there is none. Valid as arg()'s. */
+    gn_str_t    (*cookie)(gn_request_t *r, const char *name);
+    /* Percent-decodes `in` ("%41" is "A"); with GN_UNESCAPE_PLUS, '+' is
+     * a space too (form encoding: query arguments and urlencoded
+     * bodies). A bad escape ("%zz", a '%' with fewer than two hex digits
+     * after it) is kept as it is; "%00" is a NUL byte in the result,
+     * which is length-delimited like any other. Other flag bits are
+     * ignored (0 for now). */
+    gn_str_t    (*unescape)(gn_request_t *r, gn_str_t in, unsigned flags);
+    /* `in` with & < > " ' as &amp; &lt; &gt; &quot; &#39;: safe in HTML
+     * text and in quoted attribute values. Other bytes are copied. */
+    gn_str_t    (*escape_html)(gn_request_t *r, gn_str_t in);
+    /* `in` as the inside of a JSON string (without the quotes), valid
+     * JSON for any bytes, as the access log's escape=json: " and \ with
+     * a backslash, control bytes as \u00XX, well-formed UTF-8 as it is,
+     * any other byte as \ufffd. */
+    gn_str_t    (*escape_json)(gn_request_t *r, gn_str_t in);
 };
 
 

@@ -16,6 +16,13 @@
 # exported, and the module builds warning-free as C99 and as C++, also
 # when it says it needs an older minor (GN_MODULE_V1_NEEDS(0)); a minor
 # newer than the headers' does not compile.
+#
+# Then the kit a module writer copies: doc/module-Makefile.example builds
+# the module (only the entry symbol exported), installs it under DESTDIR
+# into the .pc's moduledir, and `make test` runs it with
+# gannet-module-test (the .pc's module_test); the harness also answers
+# over HTTP/2, says when the server does not start (exit 3, its log
+# printed) and always removes its temporary directory.
 
 use strict;
 use warnings;
@@ -51,6 +58,7 @@ sub make_pc
     my ($in, $out) = @_;
     my %sub = (prefix => "$dir/inst", exec_prefix => '${prefix}',
                libdir => '${exec_prefix}/lib', includedir => "$src/api",
+               bindir => ($ENV{GN_BUILDDIR} // $src) . '/api',
                PACKAGE_VERSION => '0.0.0-test');
 
     my $text = $t->read_file($in) // die "$in: $!\n";
@@ -281,6 +289,68 @@ for my $case ([ 'c', '0', 0 ], [ 'cc', '0', 0 ], [ 'c', 'GN_ABI_MINOR', 0 ],
                    . "-Wextra -Werror") or diag($err);
     }
   }
+}
+
+# ---- the shipped Makefile and gannet-module-test ------------------------
+
+SKIP: {
+    skip('make not found', 14) unless defined GnTest::_which('make');
+    my (undef, $mtest) = pkgconfig('--variable=module_test', 'gannet');
+    skip("no $mtest (not built)", 14) unless -x $mtest;
+
+    my $mk = "$dir/mk";
+    $t->write_file('mk/mod_hello.c', $hello);
+    $t->write_file('mk/Makefile',
+                   $t->read_file("$src/doc/module-Makefile.example"));
+    mkdir("$dir/tmp");
+    local $ENV{PKG_CONFIG_PATH} = $pcdir;
+    local $ENV{PKG_CONFIG_LIBDIR} = $pcdir;
+    local $ENV{GANNET_BIN} = $t->bin;
+    local $ENV{TMPDIR} = "$dir/tmp";
+
+    ($rc, $out, $err) = $t->run_client(['make', '-C', $mk], timeout => 60);
+    is($rc, 0, 'module-Makefile.example: make') or diag($out, $err);
+    ok(-f "$mk/mod_hello.so", '... builds mod_hello.so');
+    my ($nrc, $syms) = $t->run_client(['nm', '-D', '--defined-only',
+                                       "$mk/mod_hello.so"]);
+    my @s = sort map { (split ' ')[-1] } grep { /\S/ } split /\n/, $syms;
+    is("@s", 'gn_module_v1', '... exporting only gn_module_v1');
+
+    ($rc, $out, $err) = $t->run_client(['make', '-C', $mk, 'install',
+                                        "DESTDIR=$dir/dest"], timeout => 30);
+    is($rc, 0, 'make install DESTDIR=...') or diag($out, $err);
+    ok(-f "$dir/dest$moddir/mod_hello.so", "... into $moddir");
+
+    ($rc, $out, $err) = $t->run_client(['make', '-C', $mk, 'test',
+                                        'TEST_PATHS=/ /x?a=1'],
+                                       timeout => 60);
+    is($rc, 0, 'make test: gannet-module-test exits 0') or diag($out, $err);
+    my @answers = $out =~ /^HTTP\/1\.1 200 .*?\r\n\r\nhello\n/msg;
+    is(scalar @answers, 2, 'make test: both paths answered "hello"')
+        or diag($out);
+    like($out, qr{^### GET /x\?a=1$}m, 'make test: each request named');
+    like($err, qr/\[notice\].*started/, 'the error log goes to stderr');
+
+    # with a configuration, over HTTP/2
+  SKIP: {
+        skip('built without HTTP/2', 2)
+            unless ($ENV{GN_HTTP2} // '') eq 'yes';
+        ($rc, $out, $err) = $t->run_client([$mtest, '-2', '-m',
+            "$mk/mod_hello.so", '-e', 'location /hi { handler hello; }',
+            '/hi'], timeout => 60);
+        is($rc, 0, 'gannet-module-test -2 -e ...') or diag($out, $err);
+        like($out, qr{^HTTP/2 200.*\r\n\r\nhello\n}ms, '... over HTTP/2');
+    }
+
+    # a configuration the server refuses: exit 3, the reason printed
+    ($rc, $out, $err) = $t->run_client([$mtest, '-m', "$mk/mod_hello.so",
+        '-e', 'location / { handler nosuch; }', '/'], timeout => 60);
+    is($rc, 3, 'a refused configuration: exit 3');
+    like($err, qr/unknown handler "nosuch"/, '... with the reason');
+
+    opendir(my $dh, "$dir/tmp");
+    my @left = grep { !/^\.\.?$/ } readdir($dh);
+    is("@left", '', 'gannet-module-test left no temporary directory');
 }
 
 # ---- loaded and serving ----------------------------------------------------

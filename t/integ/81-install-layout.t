@@ -80,10 +80,12 @@ is("@la", '', 'no .la files in the module directory');
 ok(!-e "$moddir/mod_specweb99.so", 'mod_specweb99.so not installed');
 ok(!-e "$dest$dir{bindir}/gannet-specweb99", 'gannet-specweb99 not installed');
 
-# documents: the module template and the CGI README
-for my $f (qw(modules.md mod_example.c README.cgi)) {
+# documents: the module template, its Makefile and the CGI README
+for my $f (qw(modules.md mod_example.c module-Makefile.example README.cgi)) {
     ok(-f "$dest$dir{docdir}/$f", "$f in the docs directory");
 }
+ok(-x "$dest$dir{bindir}/gannet-module-test",
+   'gannet-module-test installed in bindir');
 
 ok(-f "$dest$dir{sysconfdir}/logrotate.d/gannet", 'logrotate snippet installed');
 

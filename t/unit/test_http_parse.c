@@ -1438,6 +1438,128 @@ test_cgi(void)
 }
 
 
+/* Query arguments, cookies and percent-decoding (the ABI 1.8 helpers):
+ * want NULL is absent; inputs are exact-size copies for ASan. */
+typedef struct {
+    const char  *in;
+    const char  *name;
+    const char  *want;
+} lookup_case_t;
+
+static lookup_case_t  arg_cases[] = {
+    { "a=1&b=&c", "a", "1" },
+    { "a=1&b=&c", "b", "" },
+    { "a=1&b=&c", "c", "" },
+    { "a=1&b=&c", "d", NULL },
+    { "a=1&a=2", "a", "1" },
+    { "aa=1&a=2", "a", "2" },
+    { "xa=1", "a", NULL },
+    { "a=x=y&b", "a", "x=y" },
+    { "A=1", "a", NULL },
+    { "a+b=1", "a b", NULL },
+    { "q=%41+b", "q", "%41+b" },
+    { "&&a=1&", "a", "1" },
+    { "=1", "", NULL },
+    { "", "a", NULL },
+};
+
+static lookup_case_t  cookie_cases[] = {
+    { "a=1; b=2", "a", "1" },
+    { "a=1; b=2", "b", "2" },
+    { "a=1;b=2", "b", "2" },
+    { " a = 1 ;\tb=2 ", "a", "1" },
+    { "a=1; b=2", "c", NULL },
+    { "ab=1; b=2", "b", "2" },
+    { "b; b=3", "b", "3" },
+    { "s=\"q v\"", "s", "\"q v\"" },
+    { "e=; f=1", "e", "" },
+    { "A=1", "a", NULL },
+    { "a=1; a=2", "a", "1" },
+    { "", "a", NULL },
+};
+
+
+static void
+run_lookup(lookup_case_t *c, gn_uint_t cookie)
+{
+    gn_str_t   in, v;
+    gn_int_t   rc;
+    u_char    *copy;
+    size_t     n = strlen(c->in);
+
+    copy = malloc(n ? n : 1);
+    memcpy(copy, c->in, n);
+    in.data = copy;
+    in.len = n;
+
+    rc = cookie ? gn_http_cookie(&in, (u_char *) c->name, strlen(c->name), &v)
+                : gn_http_arg(&in, (u_char *) c->name, strlen(c->name), &v);
+
+    if (c->want == NULL) {
+        ok(rc == GN_DECLINED && v.data == NULL && v.len == 0,
+           "%s '%s' in '%s': absent", cookie ? "cookie" : "arg", c->name,
+           c->in);
+    } else {
+        ok(rc == GN_OK && v.data != NULL, "%s '%s' in '%s': found",
+           cookie ? "cookie" : "arg", c->name, c->in);
+        is_str(v.data, v.len, c->want, "... its value");
+    }
+
+    free(copy);
+}
+
+
+static void
+test_args_cookies(void)
+{
+    static const struct {
+        const char  *in;
+        gn_uint_t    plus;
+        const char  *want;
+        size_t       want_len;
+    } un[] = {
+        { "a%41b", 0, "aAb", 3 },
+        { "%7e%7E", 0, "~~", 2 },
+        { "a+b%2B", 1, "a b+", 4 },
+        { "a+b", 0, "a+b", 3 },
+        { "%zz%4", 0, "%zz%4", 5 },
+        { "x%", 0, "x%", 2 },
+        { "%00z", 0, "\0z", 2 },
+        { "%%41", 0, "%A", 2 },
+        { "", 0, "", 0 },
+    };
+    gn_uint_t  i;
+    u_char    *src, *dst;
+    size_t     n, len;
+    gn_str_t   none = { 0, NULL }, v;
+
+    for (i = 0; i < gn_nelems(arg_cases); i++) {
+        run_lookup(&arg_cases[i], 0);
+    }
+    for (i = 0; i < gn_nelems(cookie_cases); i++) {
+        run_lookup(&cookie_cases[i], 1);
+    }
+
+    ok(gn_http_arg(&none, (u_char *) "a", 1, &v) == GN_DECLINED
+       && v.data == NULL, "arg: no query at all");
+
+    for (i = 0; i < gn_nelems(un); i++) {
+        n = strlen(un[i].in);
+        src = malloc(n ? n : 1);
+        dst = malloc(n ? n : 1);
+        memcpy(src, un[i].in, n);
+        len = gn_http_unescape(dst, src, n, un[i].plus);
+        is_int((gn_int_t) gn_http_unescape(NULL, src, n, un[i].plus),
+               (gn_int_t) len, "unescape '%s': measured as written",
+               un[i].in);
+        ok(len == un[i].want_len && memcmp(dst, un[i].want, len) == 0,
+           "unescape '%s'%s", un[i].in, un[i].plus ? " (plus)" : "");
+        free(src);
+        free(dst);
+    }
+}
+
+
 int
 main(void)
 {
@@ -1464,6 +1586,7 @@ main(void)
     test_normalize_path();
     test_response();
     test_cgi();
+    test_args_cookies();
 
     return done_testing();
 }

@@ -1,6 +1,6 @@
 /*
  * str.c: lower-casing, the number, size and time parsers, the
- * grow-a-buffer helper.
+ * grow-a-buffer helper, HTML escaping.
  */
 
 #include "gn_config.h"
@@ -98,12 +98,30 @@ test_reserve(void)
 }
 
 
+static void
+test_escape_html(void)
+{
+    static const u_char  in[] = "<a href=\"x\">Tom & 'Jerry'</a>\xff";
+    u_char               buf[128];
+    size_t               n;
+
+    n = gn_str_escape_html(NULL, in, sizeof(in) - 1);
+    is_int((gn_int_t) gn_str_escape_html(buf, in, sizeof(in) - 1),
+           (gn_int_t) n, "escape_html: measured as written");
+    is_str(buf, n, "&lt;a href=&quot;x&quot;&gt;Tom &amp; &#39;Jerry&#39;"
+           "&lt;/a&gt;\xff", "escape_html: the five, other bytes kept");
+    is_int((gn_int_t) gn_str_escape_html(buf, in, 0), 0,
+           "escape_html: empty");
+}
+
+
 int
 main(void)
 {
     test_strlow();
     test_numbers();
     test_reserve();
+    test_escape_html();
 
     return done_testing();
 }
