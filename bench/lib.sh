@@ -408,6 +408,8 @@ stop_all()
 # common main part (CHILDREN children, user root, pid and error log under
 # DIR/logs, MAX_CONNECTIONS) followed by stdin (the server blocks), make
 # DIR/logs, and print the command line that runs it in the foreground.
+# $GANNET_CONF_EXTRA, when set, is put into the main part (A/B runs of a
+# feature: `limit_req_zone ...; limit_req ...;`).
 gannet_conf()
 {
     local d=$1
@@ -419,6 +421,7 @@ user root;
 pid logs/gannet.pid;
 error_log logs/error.log notice;
 max_connections $3;
+${GANNET_CONF_EXTRA:-}
 EOF
         cat
     } >"$d/gannet.conf"
