@@ -157,6 +157,13 @@ sub partial_post
         select(undef, undef, undef, 0.05);
     }
     is($after, 200, 'a client that went away gives its count back');
+
+    # each request of a keep-alive connection gives its count back as it
+    # ends, not when the connection does
+    my @r = $t->http_keepalive([ map { $t->request('/conn/a.txt',
+                                                   keepalive => 1) } 1 .. 3 ]);
+    is(join(' ', map { $_->{status} // 0 } @r), '200 200 200',
+       'limit_conn 1: three requests one after another on one connection');
 }
 
 # ---- HTTP/2 ----------------------------------------------------------------
