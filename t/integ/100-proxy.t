@@ -719,7 +719,9 @@ like($app1 // '', qr/"response_time_ms":\{"1":\d+/, '... response times');
 like($r->{body}, qr/"upstream":"127\.0\.0\.1:$b1","server":"127\.0\.0\.1:$b1"/,
      '... a proxy_pass URL\'s server too');
 my ($x1) = $r->{body} =~ /(\{"upstream":"127\.0\.0\.1:$b1"[^\n]*)/;
-like($x1 // '', qr/"failures":\{"connect":0,"timeout":0,"invalid":[1-9]\d*,"cut":[1-9]/,
+# (a loaded machine can make a 2 s read time out too: that is counted
+# as a timeout, which this check is not about)
+like($x1 // '', qr/"failures":\{"connect":0,"timeout":\d+,"invalid":[1-9]\d*,"cut":[1-9]/,
      '... a garbled head and a cut response counted as such');
 my ($pair1) = $r->{body} =~ /(\{"upstream":"pair","server":"127\.0\.0\.1:$b1"[^\n]*)/;
 like($pair1 // '', qr/"timeout":[1-9]/, '... a timeout');
