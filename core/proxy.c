@@ -1122,16 +1122,59 @@ gn_proxy_connect(gn_proxy_ctx_t *ctx)
 
 /* ---- the response ------------------------------------------------------- */
 
-/* proxy_redirect default: a Location into the proxied URL is made one
- * into the location. */
+/* proxy_redirect FROM TO: the first pair whose FROM begins the
+ * Location (without case) puts TO, its variables rendered, in its
+ * place. GN_OK, GN_DECLINED (none did), GN_ERROR. */
+static gn_int_t
+gn_proxy_redirect_pairs(gn_http_request_t *r, gn_array_t *pairs,
+    const gn_str_t *v)
+{
+    gn_proxy_header_t  *ph;
+    gn_uint_t           i;
+    size_t              n;
+    u_char             *p;
+
+    ph = pairs != NULL ? pairs->elts : NULL;
+    for (i = 0; ph != NULL && i < pairs->nelts; i++) {
+        if (v->len < ph[i].name.len
+            || gn_strncasecmp(v->data, ph[i].name.data, ph[i].name.len) != 0)
+        {
+            continue;
+        }
+        n = gn_access_log_render(r, &ph[i].value, NULL);
+        p = gn_pnalloc(r->pool, n + v->len - ph[i].name.len);
+        if (p == NULL) {
+            return GN_ERROR;
+        }
+        r->location.data = p;
+        p += gn_access_log_render(r, &ph[i].value, p);
+        memcpy(p, v->data + ph[i].name.len, v->len - ph[i].name.len);
+        r->location.len = n + v->len - ph[i].name.len;
+        return GN_OK;
+    }
+
+    return GN_DECLINED;
+}
+
+
+/* proxy_redirect: the pairs first, then `default`, which makes a
+ * Location into the proxied URL one into the location. */
 static gn_int_t
 gn_proxy_redirect(gn_proxy_ctx_t *ctx, const gn_str_t *v)
 {
     gn_http_request_t  *r = ctx->r;
     gn_proxy_conf_t    *pc = ctx->pc;
     gn_str_t            from, to;
+    gn_int_t            rc;
     u_char             *p;
     size_t              n;
+
+    if (!ctx->fcgi) {
+        rc = gn_proxy_redirect_pairs(r, pc->redirects, v);
+        if (rc != GN_DECLINED) {
+            return rc;
+        }
+    }
 
     if (!pc->redirect || ctx->fcgi) {
         return gn_pstrdup(r->pool, v, &r->location) ? GN_OK : GN_ERROR;
@@ -2443,22 +2486,60 @@ gn_proxy_buffers(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
 }
 
 
+/* proxy_redirect default | off | FROM TO, as nginx's: a level with any
+ * takes none of the outer level's; off drops what the level said
+ * before it. */
 static char *
 gn_proxy_redirect_set(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
 {
-    gn_proxy_conf_t  *pc = conf;
-    gn_str_t         *value = cf->args->elts;
+    gn_proxy_conf_t    *pc = conf;
+    gn_proxy_header_t  *ph;
+    gn_str_t           *value = cf->args->elts;
+    char                err[256];
 
     (void) cmd;
+
+    if (pc->redirect == GN_CONF_UNSET) {
+        pc->redirect = 0;
+    }
+
+    if (cf->args->nelts == 3) {
+        if (value[1].len == 0 || value[1].data[0] == '~') {
+            gn_conf_error(cf, "invalid \"proxy_redirect %.*s\", expected a "
+                          "URL prefix (regular expressions are not "
+                          "supported)", GN_STR_ARG(&value[1]));
+            return GN_CONF_ERROR;
+        }
+        if (pc->redirects == NULL) {
+            pc->redirects = gn_array_create(cf->pool, 2,
+                                            sizeof(gn_proxy_header_t));
+        }
+        ph = pc->redirects != NULL ? gn_array_push(pc->redirects) : NULL;
+        if (ph == NULL) {
+            return "failed (out of memory)";
+        }
+        memset(ph, 0, sizeof(gn_proxy_header_t));
+        ph->name = value[1];
+        if (gn_access_log_template(cf->pool, &ph->value, &value[2], err,
+                                   sizeof(err)) != GN_OK)
+        {
+            gn_conf_error(cf, "%s in \"proxy_redirect\"", err);
+            return GN_CONF_ERROR;
+        }
+        return GN_CONF_OK;
+    }
 
     if (gn_str_eq(&value[1], "default")) {
         pc->redirect = 1;
     } else if (gn_str_eq(&value[1], "off")) {
         pc->redirect = 0;
+        if (pc->redirects != NULL) {
+            pc->redirects->nelts = 0;
+        }
     } else {
         gn_conf_error(cf, "invalid value \"%.*s\" in \"proxy_redirect\", "
-                      "expected default or off (replacement pairs are not "
-                      "supported yet)", GN_STR_ARG(&value[1]));
+                      "expected default, off or a pair FROM TO",
+                      GN_STR_ARG(&value[1]));
         return GN_CONF_ERROR;
     }
 
@@ -2511,7 +2592,7 @@ static const gn_conf_cmd_t  gn_proxy_commands[] = {
     { gn_string("proxy_set_header"), GN_CONF_ANY | GN_CONF_TAKE2,
       gn_proxy_set_field, GN_CONF_LOC_CONF, gn_proxy_offset(headers), NULL,
       NULL },
-    { gn_string("proxy_redirect"), GN_CONF_ANY | GN_CONF_TAKE1,
+    { gn_string("proxy_redirect"), GN_CONF_ANY | GN_CONF_TAKE12,
       gn_proxy_redirect_set, GN_CONF_LOC_CONF, 0, NULL, NULL },
     { gn_string("proxy_pass_request_headers"), GN_CONF_ANY | GN_CONF_FLAG,
       gn_conf_set_flag_slot, GN_CONF_LOC_CONF,
@@ -2604,6 +2685,7 @@ gn_proxy_merge(gn_conf_t *cf, gn_loc_conf_t *lc, gn_loc_conf_t *prev)
 
     if (pc->redirect == GN_CONF_UNSET) {
         pc->redirect = pp != NULL ? pp->redirect : 1;
+        pc->redirects = pp != NULL ? pp->redirects : NULL;
     }
     if (pc->http.next_upstream == GN_CONF_UNSET_UINT) {
         pc->http.next_upstream = pp != NULL ? pp->http.next_upstream

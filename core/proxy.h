@@ -80,6 +80,9 @@ typedef struct {
     gn_str_t             tls_name;       /* proxy_tls_name */
     gn_flag_t            pass_request_headers;
     gn_flag_t            redirect;       /* proxy_redirect default|off */
+    gn_array_t          *redirects;      /* proxy_redirect FROM TO: of
+                                            gn_proxy_header_t (name FROM,
+                                            value TO); with redirect */
     gn_array_t          *headers;        /* of gn_proxy_header_t; NULL:
                                             inherited */
 

@@ -320,6 +320,12 @@ my @bad_lines = (
     [ 'proxy-next', 0, [ 'proxy_next_upstream error sometimes;' ],
       'invalid value "sometimes" in "proxy_next_upstream", expected error, '
       . 'timeout, invalid_header, http_502, http_503, http_504 or off', 5 ],
+    [ 'proxy-redirect-regex', 0, [ 'proxy_redirect ~^http://a /;' ],
+      'invalid "proxy_redirect ~^http://a", expected a URL prefix (regular '
+      . 'expressions are not supported)', 5 ],
+    [ 'proxy-redirect-word', 0, [ 'proxy_redirect sometimes;' ],
+      'invalid value "sometimes" in "proxy_redirect", expected default, off '
+      . 'or a pair FROM TO', 5 ],
     [ 'proxy-header-name', 0, [ 'proxy_set_header "X Y" 1;' ],
       'invalid header name "X Y" in "proxy_set_header"', 5 ],
     [ 'proxy-header-var', 0, [ 'proxy_set_header X $nosuch;' ],

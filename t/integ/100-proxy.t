@@ -129,6 +129,11 @@ server {
         proxy_redirect off;
     }
     location /app1/ { proxy_pass http://127.0.0.1:$b1/; }
+    location /pair/ {
+        proxy_pass http://127.0.0.1:$b1/;
+        proxy_redirect http://127.0.0.1:$b1/two/ /moved/;
+        proxy_redirect http://127.0.0.1:$b1/three/ \$scheme://\$host/other/;
+    }
     location /hdr/ {
         proxy_pass http://127.0.0.1:$b1/echo/;
         proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for;
@@ -336,6 +341,13 @@ is($r->{headers}{location}, '/app1/two/x',
 $r = get('/noredir/redirect/two/x');
 is($r->{headers}{location}, "http://127.0.0.1:$b1/two/x",
    'proxy_redirect off: as the upstream said');
+is(get('/pair/redirect/two/x')->{headers}{location}, '/moved/x',
+   'proxy_redirect FROM TO: the first pair that matches');
+is(get('/pair/redirect/three/y')->{headers}{location},
+   'http://localhost/other/y', '... TO with variables');
+is(get('/pair/redirect/four/z')->{headers}{location},
+   "http://127.0.0.1:$b1/four/z",
+   '... none matches: as it came (the level has no "default")');
 
 # ---- errors -----------------------------------------------------------------
 
