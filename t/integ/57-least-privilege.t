@@ -162,6 +162,15 @@ if (GnTest::valgrind()) {
     @kids = $t->wait_children(2, 5);
     is(scalar @kids, 2, 'chroot: two children');
     for my $k (@kids) {
+        # a child is listed as soon as it is forked: give it the time to
+        # enter the jail and drop what it holds (a loaded run took longer)
+        my $end = time() + GnTest::slow(5);
+        while (time() < $end
+               && ((readlink("/proc/$k/root") // '') ne $jail
+                   || caps($k, 'CapEff') != 0))
+        {
+            sleep(0.05);
+        }
         is(readlink("/proc/$k/root"), $jail, "chroot: child $k lives in it");
         check_child($k, "chroot: child $k");
     }
