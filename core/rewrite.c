@@ -352,7 +352,7 @@ gn_rewrite_return(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
 }
 
 
-/* ---- requests -------------------------------------------------------------- */
+/* ---- requests ------------------------------------------------------------ */
 
 /* Expands a template; NULL on out of memory. */
 static u_char *
