@@ -15,6 +15,8 @@ use warnings;
 
 use Test::More;
 use JSON::PP ();
+use IO::Select;
+use Time::HiRes qw(time);
 use GnTest;
 
 my $t = GnTest->new;
@@ -85,7 +87,7 @@ cmp_ok(scalar keys %pids, '>=', 2,
        'refused by more than one child: the count is shared')
     or diag(explain(\%pids));
 
-like($t->error_log, qr/\[error\] .*limiting requests, excess: 1\.\d{3} by zone "once"/,
+like($t->error_log, qr/\[error\] .*limiting requests, excess: \d\.\d{3} by zone "once"/,
      'a refusal is logged at error, as nginx');
 
 # ---- burst, nodelay --------------------------------------------------------
@@ -115,23 +117,30 @@ is(status_of('/peruri/a.txt'), 503, '... a.txt again is refused');
 
 # ---- limit_conn ------------------------------------------------------------
 
+# A POST whose body is half sent, its request counted: the server's
+# "100 Continue" comes after the limits let it through, so once it is
+# read no other request of the client can hold the one place first.
 sub partial_post
 {
     my $s = $t->connect;
+    my ($buf, $end) = ('', time() + GnTest::slow(10));
+
     $t->write_all($s, "POST /conn/a.txt HTTP/1.1\r\nHost: localhost\r\n"
-                      . "Content-Length: 10\r\n\r\n12345");
+                      . "Expect: 100-continue\r\nContent-Length: 10\r\n\r\n");
+    my $sel = IO::Select->new($s);
+    while ($buf !~ /\r\n\r\n/ && time() < $end) {
+        next unless $sel->can_read(0.1);
+        my $n = sysread($s, $buf, 512, length $buf);
+        last if !defined $n || $n == 0;
+    }
+    diag("no 100 Continue: $buf") unless $buf =~ m{^HTTP/1\.1 100 };
+    $t->write_all($s, '12345');
     return $s;
 }
 
 {
     my $s = partial_post();
-    # the first request is counted once its head is in: wait for that
-    my $second;
-    for (1 .. 50) {
-        $second = status_of('/conn/a.txt');
-        last if $second == 503;
-        select(undef, undef, undef, 0.05);
-    }
+    my $second = status_of('/conn/a.txt');
     is($second, 503, 'limit_conn 1: a second request while the first is '
        . 'being served is refused');
     like($t->error_log, qr/\[info\] .*limiting connections by zone "addr"/,
@@ -142,7 +151,16 @@ sub partial_post
     my $r = $t->read_response($s, \$b);
     is($r->{status}, 405, 'the first one ends (a POST to a file: 405)');
     close $s;
-    is(status_of('/conn/a.txt'), 200, 'then the next one passes');
+    # the count goes back once the server is done with the request, just
+    # after the client has its response: a slow run (valgrind) may see
+    # the next request first
+    my $next = 0;
+    for (1 .. 50) {
+        $next = status_of('/conn/a.txt');
+        last if $next == 200;
+        select(undef, undef, undef, 0.05 * GnTest::slow(1));
+    }
+    is($next, 200, 'then the next one passes');
 
     $s = partial_post();
     for (1 .. 50) {
