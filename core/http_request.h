@@ -110,6 +110,9 @@ struct gn_http_request_s {
                                             try_files: the request may
                                             enter `internal` locations */
     gn_loc_conf_t       *named;          /* try_files' @name to enter */
+    gn_uint_t            internal;       /* ... entered: the URI is the
+                                            client's, the request is
+                                            internal all the same */
     void                *loc_caps;       /* r->loc's regex's captures
                                             (gn_regex_caps_t), or NULL */
     gn_uint_t            redirects;      /* internal, so far */

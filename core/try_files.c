@@ -133,10 +133,11 @@ gn_try_files_run(gn_http_request_t *r)
         return (gn_int_t) tc->code;
     }
 
-    r->uri_changed = 1;                     /* internal from here on */
-
     if (tc->named != NULL) {
+        /* the URI stays as it came (a proxy_pass there sends the
+         * client's target), but the request is internal from here on */
         r->named = tc->named;
+        r->internal = 1;
         return GN_AGAIN;
     }
 
@@ -161,7 +162,8 @@ gn_try_files_run(gn_http_request_t *r)
 gn_uint_t
 gn_try_files_refused(gn_http_request_t *r)
 {
-    return gn_try_files_conf(r->loc)->internal && !r->uri_changed;
+    return gn_try_files_conf(r->loc)->internal && !r->uri_changed
+           && !r->internal;
 }
 
 

@@ -129,6 +129,8 @@ server {
         proxy_redirect off;
     }
     location /app1/ { proxy_pass http://127.0.0.1:$b1/; }
+    location /np/ { try_files /nonexistent \@px; }
+    location \@px { proxy_pass http://127.0.0.1:$b1; }
     location /pair/ {
         proxy_pass http://127.0.0.1:$b1/;
         proxy_redirect http://127.0.0.1:$b1/two/ /moved/;
@@ -248,7 +250,10 @@ ok(($n{"b1\n"} // 0) > 0 && ($n{"b2\n"} // 0) > 0,
 
 # ---- the request sent ------------------------------------------------------
 
-my $r = get('/e/a%20b?x=1&y=%41');
+my $r = get('/np/echo/a%2Cb?x=1');
+like($r->{body} // '', qr{^GET /np/echo/a%2Cb\?x=1 HTTP/1\.1\r\n},
+     'try_files to a named location: proxy_pass sends the client\'s target');
+$r = get('/e/a%20b?x=1&y=%41');
 like($r->{body}, qr{^GET /echo/a%20b\?x=1&y=%41 HTTP/1\.1\r\n},
      'a URI part replaces the location prefix; query as it came');
 like($r->{body}, qr{^Host: 127\.0\.0\.1:$b1\r$}m, 'Host: $proxy_host');
