@@ -26,6 +26,7 @@
 #include "scoreboard.h"
 #include "shm.h"
 #include "http_file.h"
+#include "gzip.h"
 #include "module.h"
 #include "api.h"
 #include "regex.h"
@@ -353,6 +354,7 @@ gn_child_run(gn_cycle_t *cycle, gn_int_t slot, gn_uint_t generation)
     gn_time_update();
     gn_http_listen_init(cycle);           /* every listener is HTTP/1's */
     entries = (gn_uint_t) gn_file_conf(cycle->main_loc)->file_cache_entries;
+    gn_file_cache_derived_budget(gn_gzip_conf(cycle->main_loc)->cache_size);
 
     if (gn_event_init(512) != GN_OK
         || gn_timer_heap_init((gn_uint_t) cycle->main->max_connections + 16)

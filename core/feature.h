@@ -51,6 +51,7 @@ typedef enum {
     GN_FEATURE_TRY_FILES,  /* try_files, internal */
     GN_FEATURE_LIMIT,      /* limit_req*, limit_conn* */
     GN_FEATURE_AUTOINDEX,  /* autoindex, autoindex_* */
+    GN_FEATURE_GZIP,       /* gzip, gzip_* */
     GN_FEATURE_N
 } gn_feature_id_e;
 

@@ -33,6 +33,7 @@
 #include "try_files.h"
 #include "limit.h"
 #include "autoindex.h"
+#include "gzip.h"
 
 
 const gn_feature_t *const  gn_features[GN_FEATURE_N] = {
@@ -54,4 +55,5 @@ const gn_feature_t *const  gn_features[GN_FEATURE_N] = {
     [GN_FEATURE_TRY_FILES]  = &gn_try_files_feature,
     [GN_FEATURE_LIMIT]      = &gn_limit_feature,
     [GN_FEATURE_AUTOINDEX]  = &gn_autoindex_feature,
+    [GN_FEATURE_GZIP]       = &gn_gzip_feature,
 };

@@ -38,6 +38,13 @@ static gn_uint_t        gn_fc_nroots;
 static gn_uint_t        gn_fc_nalloc;
 static gn_uint_t        gn_fc_no_openat2;
 
+/* derived bytes (gn_file_cache_derive): their entries, most recently
+ * used first; their total and its limit */
+static gn_fc_entry_t   *gn_fc_dhead;
+static gn_fc_entry_t   *gn_fc_dtail;
+static size_t           gn_fc_dbytes;
+static size_t           gn_fc_dbudget;
+
 
 gn_int_t
 gn_file_cache_init(gn_uint_t max_entries)
@@ -96,11 +103,104 @@ gn_fc_lru_push(gn_fc_entry_t *e)
 
 
 static void
+gn_fc_derived_drop(gn_fc_entry_t *e)
+{
+    if (e->derived == NULL) {
+        return;
+    }
+
+    if (e->dprev) { e->dprev->dnext = e->dnext; } else { gn_fc_dhead = e->dnext; }
+    if (e->dnext) { e->dnext->dprev = e->dprev; } else { gn_fc_dtail = e->dprev; }
+    e->dprev = e->dnext = NULL;
+
+    gn_fc_dbytes -= e->derived_len;
+    free(e->derived);
+    e->derived = NULL;
+    e->derived_len = 0;
+}
+
+
+static void
+gn_fc_derived_push(gn_fc_entry_t *e)
+{
+    e->dprev = NULL;
+    e->dnext = gn_fc_dhead;
+    if (gn_fc_dhead) {
+        gn_fc_dhead->dprev = e;
+    } else {
+        gn_fc_dtail = e;
+    }
+    gn_fc_dhead = e;
+}
+
+
+void
+gn_file_cache_derived_budget(size_t bytes)
+{
+    gn_fc_dbudget = bytes;
+}
+
+
+const u_char *
+gn_file_cache_derived(gn_fc_entry_t *e, gn_uint_t tag, size_t *len)
+{
+    if (e->derived == NULL || e->derived_tag != tag) {
+        return NULL;
+    }
+
+    if (gn_fc_dhead != e) {                  /* most recently used */
+        e->dprev->dnext = e->dnext;
+        if (e->dnext) { e->dnext->dprev = e->dprev; } else { gn_fc_dtail = e->dprev; }
+        gn_fc_derived_push(e);
+    }
+
+    *len = e->derived_len;
+    return e->derived;
+}
+
+
+gn_int_t
+gn_file_cache_derive(gn_fc_entry_t *e, gn_uint_t tag, u_char *data,
+    size_t len)
+{
+    gn_fc_entry_t  *victim, *prev;
+
+    if (!e->cached || len > gn_fc_dbudget) {
+        return GN_DECLINED;
+    }
+
+    gn_fc_derived_drop(e);
+
+    for (victim = gn_fc_dtail; victim && gn_fc_dbytes + len > gn_fc_dbudget;
+         victim = prev)
+    {
+        prev = victim->dprev;
+        if (victim->refs == 0) {
+            gn_fc_derived_drop(victim);
+        }
+    }
+
+    if (gn_fc_dbytes + len > gn_fc_dbudget) {
+        return GN_DECLINED;
+    }
+
+    e->derived = data;
+    e->derived_len = len;
+    e->derived_tag = tag;
+    gn_fc_dbytes += len;
+    gn_fc_derived_push(e);
+
+    return GN_OK;
+}
+
+
+static void
 gn_fc_free(gn_fc_entry_t *e)
 {
     if (e->fd != -1) {
         close(e->fd);
     }
+    gn_fc_derived_drop(e);
     free(e->content);
     free(e);
 }

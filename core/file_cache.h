@@ -37,6 +37,12 @@ struct gn_fc_entry_s {
     mode_t           mode;          /* for the private_files check */
     uid_t            uid;
     u_char          *content;       /* whole file when small, or NULL */
+    u_char          *derived;       /* bytes made from the file (its gzip
+                                       output), malloc'd, or NULL */
+    size_t           derived_len;
+    gn_uint_t        derived_tag;   /* ... what they are (the level) */
+    gn_fc_entry_t   *dprev;         /* entries with derived bytes, most */
+    gn_fc_entry_t   *dnext;         /* ... recently used first */
     gn_str_t         etag;          /* points into etag_buf */
     u_char           etag_buf[40];
 
@@ -97,6 +103,27 @@ void gn_file_cache_fd_budget(gn_uint_t room, const gn_uint_t *conns);
 /* The owner of a root directory (through the directory descriptor the
  * cache keeps for it). GN_ERROR with errno when it cannot be opened. */
 gn_int_t gn_file_cache_root_owner(const gn_str_t *root, uid_t *uid);
+
+/*
+ * Bytes derived from an entry's file (gzip.c keeps its compressed output
+ * here, tag = the level): they live and die with the entry, so a changed
+ * file, which gets a new entry, is never served another's output. All
+ * entries' derived bytes together stay within the budget (bytes per
+ * child; 0: none are kept), the least recently used of the entries no
+ * response holds giving way.
+ */
+void gn_file_cache_derived_budget(size_t bytes);
+
+/* e's derived bytes with this tag, or NULL. */
+const u_char *gn_file_cache_derived(gn_fc_entry_t *e, gn_uint_t tag,
+    size_t *len);
+
+/* Keeps data (malloc'd, len bytes) as e's derived bytes with this tag,
+ * replacing any: GN_OK, data now the cache's; GN_DECLINED (e is not in
+ * the table, or the budget has no room even after evicting), data
+ * still the caller's. */
+gn_int_t gn_file_cache_derive(gn_fc_entry_t *e, gn_uint_t tag, u_char *data,
+    size_t len);
 
 /* Entries in the table now (for tests and the status module). */
 gn_uint_t gn_file_cache_size(void);

@@ -316,25 +316,6 @@ gn_http_core_run(gn_http_request_t *r, gn_uint_t misdirected)
 }
 
 
-/* The response set up in r is sent (rc GN_OK), else a 500 is (rc
- * GN_ERROR: setting it up failed), else the request is aborted. */
-static void
-gn_http_core_respond(gn_http_request_t *r, gn_int_t rc)
-{
-    if (rc != GN_OK) {
-        r->close = 1;
-        rc = gn_http_response_error(r, 500);
-    }
-
-    if (rc != GN_OK) {
-        r->stream->abort(r);
-        return;
-    }
-
-    r->stream->respond(r);
-}
-
-
 static void gn_http_core_go(gn_http_request_t *r, gn_int_t rc);
 
 
@@ -389,7 +370,7 @@ gn_http_core_go(gn_http_request_t *r, gn_int_t rc)
         return;
     }
 
-    gn_http_core_respond(r, rc);
+    gn_http_answer(r, rc);
 }
 
 
@@ -419,7 +400,7 @@ void
 gn_http_core_body_read(gn_http_request_t *r)
 {
     r->body_done = 1;
-    gn_http_core_respond(r, gn_http_static_handler(r));
+    gn_http_answer(r, gn_http_static_handler(r));
 }
 
 

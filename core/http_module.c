@@ -15,6 +15,7 @@
 #include "http_module.h"
 #include "http_response.h"
 #include "http_static.h"
+#include "gzip.h"
 #include "module.h"
 #include "api.h"
 #include "log.h"
@@ -290,9 +291,27 @@ gn_http_module_static(gn_http_request_t *r)
         return;
     }
 
-    if (gn_http_static_handler(r) != GN_OK
-        && gn_http_response_error(r, 500) != GN_OK)
-    {
+    gn_http_answer(r, gn_http_static_handler(r));
+}
+
+
+void
+gn_http_answer(gn_http_request_t *r, gn_int_t rc)
+{
+    if (rc == GN_OK) {
+        rc = gn_gzip_respond(r);
+        if (rc == GN_DONE) {
+            gn_http_module_run(r);      /* compressed as it is sent */
+            return;
+        }
+    }
+
+    if (rc != GN_OK) {
+        r->close = 1;
+        rc = gn_http_response_error(r, 500);
+    }
+
+    if (rc != GN_OK) {
         r->stream->abort(r);
         return;
     }
@@ -353,6 +372,12 @@ gn_http_module_resume(gn_http_request_t *r)
 
     if (r->streaming || r->finished) {
         gn_http_module_head(r);
+        if (gn_gzip_respond(r) == GN_ERROR
+            && gn_http_response_error(r, 500) != GN_OK)
+        {
+            r->stream->abort(r);
+            return;
+        }
         r->header_sent = 1;
         r->stream->respond(r);
         return;
@@ -587,6 +612,11 @@ gn_http_module_flush(gn_http_request_t *r)
     if (r->streaming) {
         gn_http_module_kick(r);
         return GN_OK;
+    }
+
+    /* before the first frame: gzip may stand between r and its stream */
+    if (gn_gzip_streaming(r) != GN_OK) {
+        return GN_ERROR;
     }
 
     r->streaming = 1;

@@ -20,6 +20,11 @@
  * HTTP status (400..599) that ends the request, or GN_ERROR (a 500). */
 gn_int_t gn_http_module_filters(gn_http_request_t *r, gn_uint_t which);
 
+/* The response set up in r is sent (rc GN_OK; gzip.h may compress it
+ * first, or run its own handler to send it), else a 500 is (rc
+ * GN_ERROR: setting it up failed), else the request is aborted. */
+void gn_http_answer(gn_http_request_t *r, gn_int_t rc);
+
 /* Runs r->module's handler and what follows from it. */
 void gn_http_module_run(gn_http_request_t *r);
 

@@ -120,6 +120,9 @@ struct gn_http_request_s {
     gn_msec_t            limit_delay;    /* ... what limit_req asks */
     gn_str_t             fdir;           /* the static files: the file */
     gn_str_t             fpath;          /* r->uri names (http_file.h) */
+    struct gn_fc_entry_s *body_file;     /* ... whose whole content the
+                                            body is (gzip's cache key) */
+    void                *gzip;           /* gzip.c's stream, or NULL */
     gn_msec_t            start_msec;
 
     /* request body: what is left to read or discard */

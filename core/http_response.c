@@ -264,6 +264,7 @@ gn_http_response_error(gn_http_request_t *r, gn_uint_t status)
     r->last_modified = -1;
     r->accept_ranges = 0;
     r->segs = NULL;                   /* drop any body set up so far */
+    r->body_file = NULL;
     r->nsegs = 0;
     gn_str_set(&r->content_type, "text/html");
 

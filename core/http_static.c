@@ -269,8 +269,8 @@ gn_http_static_dir(gn_http_request_t *r, gn_fc_entry_t *e)
 
 /* Does the client's Accept-Encoding take `coding` (a token of the list,
  * without q=0)? RFC 9110 12.5.3; "*" is not taken as gzip or br. */
-static gn_uint_t
-gn_http_static_accepts(const gn_str_t *ae, const char *coding, size_t n)
+gn_uint_t
+gn_http_accepts_coding(const gn_str_t *ae, const char *coding, size_t n)
 {
     const u_char  *p = ae->data, *end = ae->data + ae->len, *e, *q;
 
@@ -335,9 +335,9 @@ gn_http_static_precompressed(gn_http_request_t *r, gn_fc_entry_t *e)
 
     for (ext = &br; ext != NULL; ext = ext == &br ? &gz : NULL) {
         if (ext == &br ? !sc->brotli_static
-                         || !gn_http_static_accepts(&h->value, "br", 2)
+                         || !gn_http_accepts_coding(&h->value, "br", 2)
                        : !sc->gzip_static
-                         || !gn_http_static_accepts(&h->value, "gzip", 4))
+                         || !gn_http_accepts_coding(&h->value, "gzip", 4))
         {
             continue;
         }
@@ -594,6 +594,7 @@ gn_http_static_handler(gn_http_request_t *r)
         return GN_OK;
     }
 
+    r->body_file = e;
     return gn_http_file_body(r, e, 0, e->size);
 }
 

@@ -40,4 +40,10 @@ gn_int_t gn_http_static_handler(gn_http_request_t *r);
  * out of memory. */
 gn_int_t gn_http_static_index_uri(gn_http_request_t *r, gn_str_t *uri);
 
+/* Does the client's Accept-Encoding (ae) take `coding` (n bytes: a
+ * token of the list without q=0)? RFC 9110 12.5.3; "*" is not taken as
+ * any coding. */
+gn_uint_t gn_http_accepts_coding(const gn_str_t *ae, const char *coding,
+    size_t n);
+
 #endif /* GN_CORE_HTTP_STATIC_H_INCLUDED */

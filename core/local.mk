@@ -35,6 +35,7 @@ noinst_LTLIBRARIES += %reldir%/libgncore.la
     %reldir%/limit.c %reldir%/limit.h \
     %reldir%/http_static.c %reldir%/http_static.h \
     %reldir%/autoindex.c %reldir%/autoindex.h \
+    %reldir%/gzip.c %reldir%/gzip.h \
     %reldir%/http_file.c %reldir%/http_file.h \
     %reldir%/access_log.c %reldir%/access_log.h \
     %reldir%/binlog.c %reldir%/binlog.h \
@@ -63,9 +64,9 @@ if GN_HTTP2
 %canon_reldir%_libgncore_la_SOURCES += %reldir%/http2.c
 endif
 %canon_reldir%_libgncore_la_CFLAGS = $(AM_CFLAGS) $(GNUTLS_CFLAGS) \
-    $(PCRE2_CFLAGS) $(NGHTTP2_CFLAGS)
+    $(PCRE2_CFLAGS) $(NGHTTP2_CFLAGS) $(ZLIB_CFLAGS)
 %canon_reldir%_libgncore_la_LIBADD = $(GNUTLS_LIBS) $(PCRE2_LIBS) \
-    $(NGHTTP2_LIBS)
+    $(NGHTTP2_LIBS) $(ZLIB_LIBS)
 
 sbin_PROGRAMS += %reldir%/gannet
 %canon_reldir%_gannet_SOURCES = %reldir%/main.c

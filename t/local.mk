@@ -224,7 +224,8 @@ GN_INTEG_TESTS = \
     %reldir%/integ/106-limit.t \
     %reldir%/integ/107-module-helpers.t \
     %reldir%/integ/108-tls-client-cert.t \
-    %reldir%/integ/109-gzip-static.t
+    %reldir%/integ/109-gzip-static.t \
+    %reldir%/integ/110-gzip.t
 
 # Test certificates (a CA, ECDSA and RSA server certificates), made at
 # `make check` time: no private key is committed.

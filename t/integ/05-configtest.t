@@ -303,6 +303,14 @@ my @bad_lines = (
     [ 'limit-zone-server', 0,
       [ 'limit_conn_zone $binary_remote_addr zone=c:1m;' ],
       '"limit_conn_zone" directive is not allowed here', 5 ],
+    # gzip (issue 23, item 2)
+    [ 'gzip-level', 0, [ 'gzip_comp_level 10;' ],
+      'invalid value "10" in "gzip_comp_level" directive, it must be "1", '
+      . '"2", "3", "4", "5", "6", "7", "8" or "9"', 5 ],
+    [ 'gzip-cache-server', 0, [ 'gzip_cache_size 1m;' ],
+      '"gzip_cache_size" directive is not allowed here', 5 ],
+    [ 'gzip-min-length', 0, [ 'gzip_min_length lots;' ],
+      'invalid size "lots" in "gzip_min_length" directive', 5 ],
     [ 'tls-verify-client', 0, [ 'tls_verify_client always;' ],
       'invalid value "always" in "tls_verify_client" directive, it must '
       . 'be "off", "on", "optional" or "optional_no_ca"', 5 ],

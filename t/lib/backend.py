@@ -12,6 +12,10 @@ reads request bodies by Content-Length or chunked, and answers by path:
                      with Content-Length
   /chunked/N         the same N bytes, chunked in pieces of up to 1000
   /close/N           the same N bytes, no length: ends with the close
+  /text/N, /textchunked/N
+                     as /size/N and /chunked/N, as text/plain
+  /coded/N           as /text/N, with "Content-Encoding: x-test"
+  /notransform/N     as /text/N, with "Cache-Control: no-transform"
   /id                "NAME\n" (which backend answered)
   /status/NNN        NNN with a short body
   /delay/MS/rest     waits MS ms, then answers /rest
@@ -152,9 +156,23 @@ class Backend:
                                [(b"Content-Type", b"text/plain")]))
         elif path.startswith("/size/"):
             send(self.response(200, pattern(int(parts[2]))))
-        elif path.startswith("/chunked/"):
+        elif path.startswith("/text/"):
+            send(self.response(200, pattern(int(parts[2])),
+                               [(b"Content-Type", b"text/plain")]))
+        elif path.startswith("/coded/"):
+            send(self.response(200, pattern(int(parts[2])),
+                               [(b"Content-Type", b"text/plain"),
+                                (b"Content-Encoding", b"x-test")]))
+        elif path.startswith("/notransform/"):
+            send(self.response(200, pattern(int(parts[2])),
+                               [(b"Content-Type", b"text/plain"),
+                                (b"Cache-Control", b"no-transform")]))
+        elif path.startswith("/chunked/") or path.startswith("/textchunked/"):
             data = pattern(int(parts[2]))
-            out = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+            out = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n"
+            if path.startswith("/text"):
+                out += b"Content-Type: text/plain\r\n"
+            out += b"\r\n"
             for i in range(0, len(data), 1000):
                 piece = data[i:i + 1000]
                 out += b"%x\r\n" % len(piece) + piece + b"\r\n"

@@ -1,7 +1,8 @@
 /*
  * Unit tests for the open-file cache: hits and misses, the contents of
  * small files, LRU eviction (entries in use are skipped and outlive
- * their eviction), staleness, the descriptor budget and giving back
+ * their eviction), staleness, derived bytes (gzip's output) within
+ * their budget and gone with their entry, the descriptor budget and giving back
  * descriptors, and the refusal of symlinks out of the root.
  *
  * The cache is one per process and cannot be reset, so the cases run in
@@ -258,6 +259,80 @@ test_stale(void)
 }
 
 
+static u_char *
+bytes(const char *s)
+{
+    u_char  *p = malloc(strlen(s));
+
+    memcpy(p, s, strlen(s));
+    return p;
+}
+
+
+static void
+test_derived(void)
+{
+    gn_fc_entry_t  *a, *b, *c;
+    const u_char   *d;
+    u_char         *p;
+    size_t          len;
+    int             err;
+
+    gn_file_cache_derived_budget(10);
+
+    a = get("d0");
+    ok(gn_file_cache_derived(a, 1, &len) == NULL, "derived: none at first");
+    is_int(gn_file_cache_derive(a, 1, bytes("AAAAAA"), 6), GN_OK,
+           "6 bytes kept (budget 10)");
+    d = gn_file_cache_derived(a, 1, &len);
+    ok(d != NULL && len == 6 && memcmp(d, "AAAAAA", 6) == 0,
+       "... found with their tag");
+    ok(gn_file_cache_derived(a, 2, &len) == NULL, "... not with another");
+
+    b = get("d1");
+    p = bytes("BBBBBB");
+    is_int(gn_file_cache_derive(b, 1, p, 6), GN_DECLINED,
+           "no room while the other's entry is in use");
+    free(p);
+
+    gn_file_cache_release(a);
+    is_int(gn_file_cache_derive(b, 1, bytes("BBBBBB"), 6), GN_OK,
+           "once it is not: the least recently used gives way");
+    a = get("d0");
+    ok(gn_file_cache_derived(a, 1, &len) == NULL, "... its bytes are gone");
+    d = gn_file_cache_derived(b, 1, &len);
+    ok(d != NULL && len == 6 && memcmp(d, "BBBBBB", 6) == 0,
+       "... the new ones kept");
+
+    p = bytes("CCCCCCCCCCC");
+    is_int(gn_file_cache_derive(a, 1, p, 11), GN_DECLINED,
+           "larger than the budget: declined");
+    free(p);
+
+    c = fc_open("d2", 0, 0, 60000, &err);
+    p = bytes("D");
+    is_int(gn_file_cache_derive(c, 1, p, 1), GN_DECLINED,
+           "an entry not in the table: declined");
+    free(p);
+    gn_file_cache_release(c);
+
+    /* a changed file gets a new entry, without the old one's bytes */
+    is_int(gn_file_cache_derive(b, 3, bytes("EEEE"), 4), GN_OK,
+           "replaced by bytes with another tag");
+    ok(gn_file_cache_derived(b, 1, &len) == NULL, "... the old tag gone");
+    gn_file_cache_release(b);
+    write_file("d1", "changed", 7);
+    gn_current_msec += 120000;
+    b = get("d1");
+    ok(b->size == 7 && gn_file_cache_derived(b, 3, &len) == NULL,
+       "a changed file: a new entry, no derived bytes");
+    gn_file_cache_release(b);
+    gn_file_cache_release(a);
+
+    gn_file_cache_derived_budget(0);
+}
+
+
 static void
 test_beneath(void)
 {
@@ -383,6 +458,9 @@ main(void)
     write_file("small", "hello", 5);
     write_file("big", "0123456789012345678901234567890123456789", 40);
     write_file("nocache", "x", 1);
+    write_file("d0", "d0", 2);
+    write_file("d1", "d1", 2);
+    write_file("d2", "d2", 2);
     write_file("sub/inner", "inner", 5);
     {
         const char  *names[] = { "l0", "l1", "l2", "l3", "l4", "l5", "l6",
@@ -408,6 +486,7 @@ main(void)
     test_hit_and_miss();
     test_lru();
     test_stale();
+    test_derived();
     test_beneath();
     test_budget();
     test_emfile();
