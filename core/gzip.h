@@ -1,6 +1,6 @@
 /*
- * On-the-fly gzip (nginx's gzip filter, with zlib), for every handler's
- * response over HTTP/1.1 and HTTP/2 alike:
+ * On-the-fly gzip (nginx's gzip filter; libdeflate and zlib), for every
+ * handler's response over HTTP/1.1 and HTTP/2 alike:
  *
  *   gzip on|off;                 (off)
  *   gzip_types TYPE ... | *;     (text/html, always compressed)

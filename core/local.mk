@@ -64,9 +64,10 @@ if GN_HTTP2
 %canon_reldir%_libgncore_la_SOURCES += %reldir%/http2.c
 endif
 %canon_reldir%_libgncore_la_CFLAGS = $(AM_CFLAGS) $(GNUTLS_CFLAGS) \
-    $(PCRE2_CFLAGS) $(NGHTTP2_CFLAGS) $(ZLIB_CFLAGS)
+    $(PCRE2_CFLAGS) $(NGHTTP2_CFLAGS) $(ZLIB_CFLAGS) \
+    $(LIBDEFLATE_CFLAGS)
 %canon_reldir%_libgncore_la_LIBADD = $(GNUTLS_LIBS) $(PCRE2_LIBS) \
-    $(NGHTTP2_LIBS) $(ZLIB_LIBS)
+    $(NGHTTP2_LIBS) $(ZLIB_LIBS) $(LIBDEFLATE_LIBS)
 
 sbin_PROGRAMS += %reldir%/gannet
 %canon_reldir%_gannet_SOURCES = %reldir%/main.c

@@ -129,6 +129,11 @@ is($again->{body}, $r->{body}, 'again (from the cache): the same bytes');
 $r = get('/a.txt', 'If-None-Match' => "W/$plain->{headers}{etag}");
 is($r->{status}, 304, 'If-None-Match with the weak ETag: 304');
 
+$r = get('/nosuch.txt');
+is($r->{status}, 404, 'an error page: 404');
+is($r->{headers}{'content-encoding'}, 'gzip', '... compressed (text/html)');
+like(inflate($r->{body}), qr/404 Not Found/, '... inflates to the page');
+
 $r = get('/a.html');
 is($r->{headers}{'content-encoding'}, 'gzip', 'text/html: always a type');
 is(inflate($r->{body}), "<p>$text</p>", '... inflates');
