@@ -6,6 +6,10 @@ gannetinclude_HEADERS = \
     %reldir%/gannet/types.h \
     %reldir%/gannet/abi.h \
     %reldir%/gannet/module.h
+gannetisapidir = $(includedir)/gannet/isapi
+gannetisapi_HEADERS = \
+    %reldir%/gannet/isapi/windows.h \
+    %reldir%/gannet/isapi/httpext.h
 
 pkgconfigdir = $(libdir)/pkgconfig
 pkgconfig_DATA = %reldir%/gannet.pc

@@ -505,6 +505,13 @@ gn_api_send_file(gn_request_t *r, const char *path, int64_t offset,
 
 
 static int
+gn_api_send_fd(gn_request_t *r, int fd, int64_t offset, int64_t length)
+{
+    return (int) gn_http_module_send_fd(gn_req(r), fd, offset, length);
+}
+
+
+static int
 gn_api_read_file(gn_request_t *r, const char *path, size_t max,
     const unsigned char **data, size_t *len)
 {
@@ -1192,5 +1199,6 @@ const gn_api_t  gn_api = {
     gn_api_cookie,
     gn_api_unescape,
     gn_api_escape_html,
-    gn_api_escape_json
+    gn_api_escape_json,
+    gn_api_send_fd
 };

@@ -543,6 +543,75 @@ gn_http_module_send_file(gn_http_request_t *r, const char *path,
 }
 
 
+static void
+gn_http_module_close_fd(void *data)
+{
+    (void) close((int) (intptr_t) data);
+}
+
+
+gn_int_t
+gn_http_module_send_fd(gn_http_request_t *r, int fd, int64_t offset,
+    int64_t length)
+{
+    gn_pool_cleanup_t  *cln;
+    struct stat         st;
+    u_char             *p;
+    ssize_t             n;
+    int                 dfd;
+
+    if (r->module == NULL || r->finished || r->streaming || offset < 0) {
+        errno = EINVAL;
+        return GN_ERROR;
+    }
+
+    if (fstat(fd, &st) == -1) {
+        return GN_ERROR;                    /* EBADF */
+    }
+    if (!S_ISREG(st.st_mode) || offset > st.st_size
+        || (length >= 0 && length > st.st_size - offset))
+    {
+        errno = EINVAL;
+        return GN_ERROR;
+    }
+    if (length < 0) {
+        length = st.st_size - offset;
+    }
+    if (length == 0) {
+        return GN_OK;
+    }
+
+    if ((size_t) length < gn_file_conf(r->loc)->sendfile_min_size) {
+        p = gn_pnalloc(r->pool, (size_t) length);
+        if (p == NULL) {
+            errno = ENOMEM;
+            return GN_ERROR;
+        }
+        n = pread(fd, p, (size_t) length, (off_t) offset);
+        if (n != (ssize_t) length) {
+            errno = n == -1 ? errno : EIO;
+            return GN_ERROR;
+        }
+        return gn_http_add_mem(r, p, (size_t) length);
+    }
+
+    cln = gn_pool_cleanup_add(r->pool, 0);
+    if (cln == NULL) {
+        errno = ENOMEM;
+        return GN_ERROR;
+    }
+
+    dfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (dfd == -1) {
+        return GN_ERROR;
+    }
+    cln->handler = gn_http_module_close_fd;
+    cln->data = (void *) (intptr_t) dfd;
+
+    return gn_http_add_file(r, dfd, (off_t) offset, (off_t) length);
+}
+
+
 gn_int_t
 gn_http_module_read_file(gn_http_request_t *r, const char *path, size_t max,
     const u_char **data, size_t *len)

@@ -234,6 +234,8 @@ gn_int_t gn_http_module_write(gn_http_request_t *r, const void *data,
     size_t len);
 gn_int_t gn_http_module_send_file(gn_http_request_t *r, const char *path,
     int64_t offset, int64_t length);
+gn_int_t gn_http_module_send_fd(gn_http_request_t *r, int fd,
+    int64_t offset, int64_t length);
 gn_int_t gn_http_module_read_file(gn_http_request_t *r, const char *path,
     size_t max, const u_char **data, size_t *len);
 gn_int_t gn_http_module_flush(gn_http_request_t *r);

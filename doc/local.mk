@@ -13,10 +13,10 @@ dist_doc_DATA += %reldir%/binary-log.md %reldir%/internals.md
 # notes: installed with their load_module lines naming the real module
 # directory (the sources show that of the default prefix).
 gn_doc_files = %reldir%/modules.md %reldir%/specweb99.md \
-    %reldir%/module-Makefile.example \
+    %reldir%/isapi.md %reldir%/module-Makefile.example \
     modules/example/mod_example.c modules/cgi/README
 EXTRA_DIST += %reldir%/modules.md %reldir%/specweb99.md \
-    %reldir%/module-Makefile.example
+    %reldir%/isapi.md %reldir%/module-Makefile.example
 
 install-data-local: gn-doc-install
 uninstall-local: gn-doc-uninstall
@@ -36,7 +36,7 @@ gn-doc-install:
 
 gn-doc-uninstall:
 	@$(NORMAL_UNINSTALL)
-	@for t in modules.md specweb99.md module-Makefile.example \
+	@for t in modules.md specweb99.md isapi.md module-Makefile.example \
 	          mod_example.c README.cgi; do \
 	    echo " rm -f '$(DESTDIR)$(docdir)/'$$t"; \
 	    rm -f '$(DESTDIR)$(docdir)/'$$t; \

@@ -18,7 +18,8 @@ GN_MOD_LDFLAGS = -module -avoid-version -no-undefined -rpath $(pkglibdir) \
 GN_MODULES = \
     %reldir%/mod_example.la \
     %reldir%/mod_status.la \
-    %reldir%/mod_cgi.la
+    %reldir%/mod_cgi.la \
+    %reldir%/mod_isapi.la
 GN_MODULES_SPECWEB99 = %reldir%/mod_specweb99.la
 noinst_LTLIBRARIES += $(GN_MODULES) $(GN_MODULES_SPECWEB99)
 
@@ -75,6 +76,39 @@ noinst_PROGRAMS += %reldir%/specweb99/specweb99-cgi
 %canon_reldir%_mod_cgi_la_CFLAGS = $(GN_MOD_CFLAGS)
 %canon_reldir%_mod_cgi_la_LDFLAGS = $(GN_MOD_LDFLAGS)
 EXTRA_DIST += %reldir%/cgi/README
+
+%canon_reldir%_mod_isapi_la_SOURCES = %reldir%/isapi/mod_isapi.c
+%canon_reldir%_mod_isapi_la_CPPFLAGS = $(GN_MOD_CPPFLAGS)
+%canon_reldir%_mod_isapi_la_CFLAGS = $(GN_MOD_CFLAGS)
+%canon_reldir%_mod_isapi_la_LDFLAGS = $(GN_MOD_LDFLAGS)
+%canon_reldir%_mod_isapi_la_LIBADD = -ldl
+
+# The ISAPI samples: built for the tests (make check), from sources as
+# written for IIS: <windows.h> and <httpext.h> from api/gannet/isapi.
+GN_ISAPI_CPPFLAGS = -I$(top_srcdir)/api/gannet/isapi
+GN_ISAPI_LDFLAGS = -module -avoid-version -no-undefined -rpath /nowhere \
+    -export-symbols-regex \
+    '^(GetExtensionVersion|HttpExtensionProc|TerminateExtension)$$'
+check_LTLIBRARIES += %reldir%/isapi/examples/hello.la \
+    %reldir%/isapi/examples/formecho.la \
+    %reldir%/isapi/examples/asyncwrite.la \
+    %reldir%/isapi/examples/transmit.la
+%canon_reldir%_isapi_examples_hello_la_SOURCES = %reldir%/isapi/examples/hello.c
+%canon_reldir%_isapi_examples_hello_la_CPPFLAGS = $(GN_ISAPI_CPPFLAGS)
+%canon_reldir%_isapi_examples_hello_la_CFLAGS = $(GN_CFLAGS)
+%canon_reldir%_isapi_examples_hello_la_LDFLAGS = $(GN_ISAPI_LDFLAGS)
+%canon_reldir%_isapi_examples_formecho_la_SOURCES = %reldir%/isapi/examples/formecho.c
+%canon_reldir%_isapi_examples_formecho_la_CPPFLAGS = $(GN_ISAPI_CPPFLAGS)
+%canon_reldir%_isapi_examples_formecho_la_CFLAGS = $(GN_CFLAGS)
+%canon_reldir%_isapi_examples_formecho_la_LDFLAGS = $(GN_ISAPI_LDFLAGS)
+%canon_reldir%_isapi_examples_asyncwrite_la_SOURCES = %reldir%/isapi/examples/asyncwrite.c
+%canon_reldir%_isapi_examples_asyncwrite_la_CPPFLAGS = $(GN_ISAPI_CPPFLAGS)
+%canon_reldir%_isapi_examples_asyncwrite_la_CFLAGS = $(GN_CFLAGS)
+%canon_reldir%_isapi_examples_asyncwrite_la_LDFLAGS = $(GN_ISAPI_LDFLAGS)
+%canon_reldir%_isapi_examples_transmit_la_SOURCES = %reldir%/isapi/examples/transmit.c
+%canon_reldir%_isapi_examples_transmit_la_CPPFLAGS = $(GN_ISAPI_CPPFLAGS)
+%canon_reldir%_isapi_examples_transmit_la_CFLAGS = $(GN_CFLAGS)
+%canon_reldir%_isapi_examples_transmit_la_LDFLAGS = $(GN_ISAPI_LDFLAGS)
 
 %canon_reldir%_mod_example_la_SOURCES = %reldir%/example/mod_example.c
 %canon_reldir%_mod_example_la_CPPFLAGS = $(GN_MOD_CPPFLAGS)

@@ -18,6 +18,9 @@ AM_TESTS_ENVIRONMENT = \
     GN_SPECWEB99_TOOL='$(abs_top_builddir)/tools/gannet-specweb99'; \
     export GN_SPECWEB99_TOOL; \
     GN_TMODDIR='$(abs_top_builddir)/t/modules/.libs'; export GN_TMODDIR; \
+    GN_ISAPIDIR='$(abs_top_builddir)/modules/isapi/examples/.libs'; \
+    GN_TISAPIDIR='$(abs_top_builddir)/t/isapi/.libs'; \
+    export GN_ISAPIDIR GN_TISAPIDIR; \
     GN_BUILDDIR='$(abs_top_builddir)'; \
     GN_SRCDIR='$(abs_top_srcdir)'; \
     GN_HTTP2='$(GN_WITH_HTTP2)'; \
@@ -225,7 +228,8 @@ GN_INTEG_TESTS = \
     %reldir%/integ/107-module-helpers.t \
     %reldir%/integ/108-tls-client-cert.t \
     %reldir%/integ/109-gzip-static.t \
-    %reldir%/integ/110-gzip.t
+    %reldir%/integ/110-gzip.t \
+    %reldir%/integ/111-isapi.t
 
 # Test certificates (a CA, ECDSA and RSA server certificates), made at
 # `make check` time: no private key is committed.
@@ -262,7 +266,17 @@ check_LTLIBRARIES += \
     %reldir%/modules/mod_t_badmagic.la %reldir%/modules/mod_t_small.la \
     %reldir%/modules/mod_t_nosym.la %reldir%/modules/mod_t_crash.la \
     %reldir%/modules/mod_t_old.la %reldir%/modules/mod_t_needs0.la \
-    %reldir%/modules/mod_t_helpers.la
+    %reldir%/modules/mod_t_helpers.la \
+    %reldir%/isapi/isapi_t_refuse.la %reldir%/isapi/isapi_t_misc.la
+
+%canon_reldir%_isapi_isapi_t_refuse_la_SOURCES = %reldir%/isapi/isapi_t_refuse.c
+%canon_reldir%_isapi_isapi_t_refuse_la_CPPFLAGS = $(GN_ISAPI_CPPFLAGS)
+%canon_reldir%_isapi_isapi_t_refuse_la_CFLAGS = $(GN_CFLAGS)
+%canon_reldir%_isapi_isapi_t_refuse_la_LDFLAGS = $(GN_ISAPI_LDFLAGS)
+%canon_reldir%_isapi_isapi_t_misc_la_SOURCES = %reldir%/isapi/isapi_t_misc.c
+%canon_reldir%_isapi_isapi_t_misc_la_CPPFLAGS = $(GN_ISAPI_CPPFLAGS)
+%canon_reldir%_isapi_isapi_t_misc_la_CFLAGS = $(GN_CFLAGS)
+%canon_reldir%_isapi_isapi_t_misc_la_LDFLAGS = $(GN_ISAPI_LDFLAGS)
 
 %canon_reldir%_modules_mod_t_info_la_SOURCES = %reldir%/modules/mod_t_info.c
 %canon_reldir%_modules_mod_t_info_la_CPPFLAGS = $(GN_MOD_CPPFLAGS)

@@ -59,6 +59,9 @@
  *                    argument, a cookie, percent-decoding and escaping
  *                    for HTML and JSON (the access log's), into
  *                    request memory.
+ *   1.9  2026-12-04  gn_api_t.send_fd: a range of a file the module
+ *                    holds open (ISAPI's HSE_REQ_TRANSMIT_FILE hands
+ *                    over a handle, not a path), sent with sendfile.
  */
 
 #ifndef GN_API_ABI_H_INCLUDED
@@ -66,7 +69,7 @@
 
 #define GN_ABI_MAGIC    0x474e4d44u      /* "GNMD" */
 #define GN_ABI_MAJOR    1
-#define GN_ABI_MINOR    8
+#define GN_ABI_MINOR    9
 
 /* Compile-time feature test for module writers. */
 #define GN_ABI_AT_LEAST(major, minor)                                         \

@@ -642,6 +642,18 @@ struct gn_api_s {
      * a backslash, control bytes as \u00XX, well-formed UTF-8 as it is,
      * any other byte as \ufffd. */
     gn_str_t    (*escape_json)(gn_request_t *r, gn_str_t in);
+
+    /* -- 1.9: a file the module holds open. ------------------------------ */
+    /* As send_file, for bytes [offset, offset + length) of the regular
+     * file open as fd (length -1: to its end): sent with sendfile (or
+     * from memory below sendfile_min_size), never through the open-file
+     * cache. The server takes a duplicate of fd, closed when the
+     * response is done: the caller may close its own at once. GN_OK, or
+     * GN_ERROR with errno (EBADF, EINVAL for a non-regular file, a range
+     * past its end or a streamed response). Check GN_API_HAS(api,
+     * send_fd) before calling it. */
+    int         (*send_fd)(gn_request_t *r, int fd, int64_t offset,
+                    int64_t length);
 };
 
 

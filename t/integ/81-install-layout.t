@@ -36,7 +36,7 @@ my $dest = $t->testdir . '/dest';
 
 # the installation directories, as make expands them
 my @vars = qw(prefix bindir sbindir pkglibdir docdir sysconfdir
-              localstatedir datadir mandir systemdunitdir);
+              localstatedir datadir mandir systemdunitdir includedir);
 $t->write_file('dirs.mk', "gn-test-dirs:\n"
                . join('', map { "\t\@echo '$_=\$($_)'\n" } @vars));
 my ($rc, $out, $err) = $t->run_client(['make', '-s', '-C', $build,
@@ -75,13 +75,33 @@ ok(-f "$dest" . ($dflt{root} // '/nonexistent') . '/index.html',
 # modules: .so files only, no benchmark module
 my $moddir = "$dest$dir{pkglibdir}";
 ok(-f "$moddir/mod_status.so", 'mod_status.so installed');
+ok(-f "$moddir/mod_isapi.so", 'mod_isapi.so installed');
+ok(-f "$dest$dir{includedir}/gannet/isapi/httpext.h"
+   && -f "$dest$dir{includedir}/gannet/isapi/windows.h",
+   'the ISAPI headers installed (<gannet/isapi/httpext.h>, windows.h)');
+SKIP: {
+    my $cc = $ENV{CC} // 'cc';
+    my $src = ($ENV{GN_SRCDIR} // "$build/../..")
+              . '/modules/isapi/examples/hello.c';
+    skip 'no sample source', 2 unless -f $src;
+    my $so = $t->testdir . '/hello.so';
+    my ($crc, $cout, $cerr) = $t->run_client(['sh', '-c',
+        "$cc -shared -fPIC -Wall -Werror -I'$dest$dir{includedir}/gannet/isapi' "
+        . "'$src' -o '$so'"], timeout => 60);
+    is($crc, 0, 'an IIS source compiles against the installed headers '
+       . 'alone') or diag($cerr);
+    ($crc, $cout) = $t->run_client(['sh', '-c', "nm -D --defined-only '$so'"],
+                                   timeout => 10);
+    like($cout, qr/\bHttpExtensionProc\b/, '... and exports its entry points');
+}
 my @la = glob("$moddir/*.la");
 is("@la", '', 'no .la files in the module directory');
 ok(!-e "$moddir/mod_specweb99.so", 'mod_specweb99.so not installed');
 ok(!-e "$dest$dir{bindir}/gannet-specweb99", 'gannet-specweb99 not installed');
 
 # documents: the module template, its Makefile and the CGI README
-for my $f (qw(modules.md mod_example.c module-Makefile.example README.cgi)) {
+for my $f (qw(modules.md isapi.md mod_example.c module-Makefile.example
+               README.cgi)) {
     ok(-f "$dest$dir{docdir}/$f", "$f in the docs directory");
 }
 ok(-x "$dest$dir{bindir}/gannet-module-test",
@@ -101,7 +121,7 @@ find(sub {
 }, "$dest$dir{sysconfdir}", "$dest$dir{docdir}");
 for my $l (@lines) {
     my ($path) = $l =~ /load_module\s+(\S+?);/;
-    my $ours = $path =~ m{/mod_(?:status|example|cgi)\.so\z};
+    my $ours = $path =~ m{/mod_(?:status|example|cgi|isapi)\.so\z};
     push @bad, $l unless index($path, "$dir{pkglibdir}/") == 0
                          && (!$ours || -f "$dest$path");
 }
