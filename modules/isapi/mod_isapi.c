@@ -95,10 +95,14 @@ typedef struct {
     int                       last_write;     /* api->write's result */
     struct isapi_call_s      *blocked;        /* a thread's WriteClient
                                                  waiting for the client */
+    int                       pending_ref;    /* PENDING holds a reference
+                                                 until DONE_WITH_SESSION, */
+    void                     *pprev, *pnext;  /* ... listed meanwhile */
 } isapi_ctx_t;
 
 
 static isapi_ext_t  *isapi_exts;
+static gn_watch_t   *isapi_watch;            /* the child's eventfd */
 
 static const gn_directive_t  isapi_directives[] = {
     { "isapi_extension", GN_DIR_STRING, GN_CTX_MAIN | GN_CTX_SERVER
@@ -229,6 +233,11 @@ isapi_exit_child(const gn_api_t *api)
 {
     isapi_ext_t  *e;
 
+    if (isapi_watch != NULL) {
+        api->unwatch(isapi_watch);
+        isapi_watch = NULL;
+    }
+
     for (e = isapi_exts; e != NULL; e = e->next) {
         if (e->term != NULL && !e->term(HSE_TERM_MUST_UNLOAD)) {
             api->log(NULL, GN_LOG_NOTICE, "isapi: TerminateExtension of "
@@ -318,8 +327,14 @@ static isapi_job_t      *isapi_finished;      /* for the loop */
 static isapi_call_t     *isapi_calls;         /* for the loop */
 static int               isapi_efd = -1;
 static int               isapi_nthreads;
-static const gn_api_t   *isapi_api;
-static __thread int      isapi_on_thread;
+static pthread_t        isapi_loop_tid;      /* the child's loop */
+static int               isapi_ready;         /* eventfd watched */
+
+/* Is the caller another thread than the loop's: a pool thread, or one
+ * the extension made itself (IIS extensions may finish a request from
+ * their own threads)? Then the call is carried out on the loop. */
+#define isapi_on_thread()                                                     \
+    (isapi_ready && !pthread_equal(pthread_self(), isapi_loop_tid))
 
 static BOOL WINAPI isapi_get_server_variable(HCONN hConn,
     LPSTR lpszVariableName, LPVOID lpvBuffer, LPDWORD lpdwSize);
@@ -331,6 +346,49 @@ static BOOL WINAPI isapi_server_support(HCONN hConn, DWORD dwHSERequest,
     LPVOID lpvBuffer, LPDWORD lpdwSize, LPDWORD lpdwDataType);
 static void isapi_proc_done(isapi_ctx_t *ctx, DWORD st);
 static void isapi_completion_done(isapi_ctx_t *ctx);
+
+
+/* Requests whose extension said PENDING and has not said
+ * DONE_WITH_SESSION yet: their state is kept for it (an extension that
+ * never says it leaks its requests' state, as on IIS, but listed). */
+static isapi_ctx_t      *isapi_pending;
+
+
+static void
+isapi_pending_add(isapi_ctx_t *ctx)
+{
+    ctx->refs++;
+    ctx->pending_ref = 1;
+    ctx->pprev = NULL;
+    ctx->pnext = isapi_pending;
+    if (isapi_pending != NULL) {
+        isapi_pending->pprev = ctx;
+    }
+    isapi_pending = ctx;
+}
+
+
+static void isapi_unref(isapi_ctx_t *ctx);
+
+static void
+isapi_pending_drop(isapi_ctx_t *ctx)
+{
+    isapi_ctx_t  *prev = ctx->pprev, *next = ctx->pnext;
+
+    if (!ctx->pending_ref) {
+        return;
+    }
+    ctx->pending_ref = 0;
+    if (prev != NULL) {
+        prev->pnext = next;
+    } else {
+        isapi_pending = next;
+    }
+    if (next != NULL) {
+        next->pprev = prev;
+    }
+    isapi_unref(ctx);                       /* last: ctx may be gone */
+}
 
 
 static void
@@ -364,7 +422,6 @@ isapi_thread(void *arg)
     isapi_ctx_t  *ctx;
 
     (void) arg;
-    isapi_on_thread = 1;
 
     pthread_mutex_lock(&isapi_mu);
     for ( ;; ) {
@@ -534,28 +591,40 @@ isapi_loop_event(const gn_api_t *api, gn_watch_t *w, int fd, int events,
 }
 
 
+/* The child's first request: the eventfd through which other threads
+ * reach the loop. */
+static int
+isapi_setup(const gn_api_t *api)
+{
+    if (isapi_ready) {
+        return GN_OK;
+    }
+
+    isapi_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (isapi_efd == -1) {
+        return GN_ERROR;
+    }
+    isapi_watch = api->watch_fd(NULL, isapi_efd, GN_WATCH_READ,
+                                isapi_loop_event, NULL);
+    if (isapi_watch == NULL) {
+        close(isapi_efd);
+        isapi_efd = -1;
+        return GN_ERROR;
+    }
+
+    isapi_loop_tid = pthread_self();
+    isapi_ready = 1;
+    return GN_OK;
+}
+
+
 /* Grows the child's pool to n threads (made on first need). */
 static int
-isapi_pool(const gn_api_t *api, int64_t n)
+isapi_pool(int64_t n)
 {
     pthread_t  tid;
     sigset_t   all, old;
     int        rc;
-
-    if (isapi_efd == -1) {
-        isapi_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-        if (isapi_efd == -1) {
-            return GN_ERROR;
-        }
-        if (api->watch_fd(NULL, isapi_efd, GN_WATCH_READ, isapi_loop_event,
-                          NULL) == NULL)
-        {
-            close(isapi_efd);
-            isapi_efd = -1;
-            return GN_ERROR;
-        }
-        isapi_api = api;
-    }
 
     /* the threads take no signal: the loop's thread handles them */
     sigfillset(&all);
@@ -760,7 +829,7 @@ isapi_get_server_variable(HCONN hConn, LPSTR lpszVariableName,
     gn_str_t      v;
     int           found;
 
-    if (isapi_on_thread) {
+    if (isapi_on_thread()) {
         return isapi_marshal(ISAPI_CALL_VAR, hConn, lpszVariableName,
                              lpvBuffer, lpdwSize, 0);
     }
@@ -978,7 +1047,7 @@ isapi_write_client(HCONN ConnID, LPVOID Buffer, LPDWORD lpdwBytes,
     isapi_ctx_t  *ctx = isapi_ctx_of(ConnID);
     int           rc;
 
-    if (isapi_on_thread) {
+    if (isapi_on_thread()) {
         return isapi_marshal(ISAPI_CALL_WRITE, ConnID, Buffer, lpdwBytes,
                              NULL, dwReserved);
     }
@@ -1020,7 +1089,7 @@ isapi_read_client(HCONN ConnID, LPVOID lpvBuffer, LPDWORD lpdwSize)
     isapi_ctx_t  *ctx = isapi_ctx_of(ConnID);
     size_t        n;
 
-    if (isapi_on_thread) {
+    if (isapi_on_thread()) {
         return isapi_marshal(ISAPI_CALL_READ, ConnID, lpvBuffer, lpdwSize,
                              NULL, 0);
     }
@@ -1255,9 +1324,20 @@ isapi_server_support(HCONN hConn, DWORD dwHSERequest, LPVOID lpvBuffer,
     DWORD                     n;
     int                       v;
 
-    if (isapi_on_thread) {
+    if (isapi_on_thread()) {
         return isapi_marshal(ISAPI_CALL_SSF, hConn, lpvBuffer, lpdwSize,
                              lpdwDataType, dwHSERequest);
+    }
+
+    if (ctx != NULL && dwHSERequest == HSE_REQ_DONE_WITH_SESSION) {
+        if (!ctx->finished) {
+            ctx->done = 1;
+            if (!ctx->in_proc && !ctx->op_busy) {
+                isapi_finish(ctx, GN_OK);
+            }
+        }
+        isapi_pending_drop(ctx);            /* last: ctx may be gone */
+        return TRUE;
     }
 
     if (ctx == NULL || ctx->finished) {
@@ -1292,13 +1372,6 @@ isapi_server_support(HCONN hConn, DWORD dwHSERequest, LPVOID lpvBuffer,
         ctx->head_set = 1;
         (void) ctx->api->set_status(ctx->r, 302);
         (void) ctx->api->set_header(ctx->r, "Location", lpvBuffer);
-        return TRUE;
-
-    case HSE_REQ_DONE_WITH_SESSION:
-        ctx->done = 1;
-        if (!ctx->in_proc && !ctx->op_busy) {
-            isapi_finish(ctx, GN_OK);
-        }
         return TRUE;
 
     case HSE_REQ_IO_COMPLETION:
@@ -1425,9 +1498,15 @@ isapi_status(isapi_ctx_t *ctx, DWORD st)
 
     case HSE_STATUS_PENDING:
         /* DONE_WITH_SESSION (or an async completion that says it) ends
-         * the request; from now on what is written streams */
+         * the request; from now on what is written streams. Until it
+         * comes, the ECB stays valid, as IIS keeps it: a thread of the
+         * extension may still hold it after the client has gone. */
         ctx->pending = 1;
-        return ctx->done && !ctx->op_busy ? GN_OK : GN_AGAIN;
+        if (ctx->done) {
+            return ctx->op_busy ? GN_AGAIN : GN_OK;
+        }
+        isapi_pending_add(ctx);
+        return GN_AGAIN;
 
     default:
         ctx->api->log(ctx->r, GN_LOG_ERR, "isapi \"%s\": HttpExtensionProc "
@@ -1584,10 +1663,12 @@ isapi_handler(const gn_api_t *api, gn_request_t *r)
         return 500;
     }
 
-    if (cf->threads > 0 && isapi_pool(api, cf->threads) != GN_OK) {
-        api->log(r, GN_LOG_CRIT, "isapi: cannot start the thread pool "
-                 "(isapi_threads %lld): %s", (long long) cf->threads,
-                 strerror(errno));
+    if (isapi_setup(api) != GN_OK
+        || (cf->threads > 0 && isapi_pool(cf->threads) != GN_OK))
+    {
+        api->log(r, GN_LOG_CRIT, "isapi: cannot start the loop's eventfd or "
+                 "the thread pool (isapi_threads %lld): %s",
+                 (long long) cf->threads, strerror(errno));
         return 500;
     }
 

@@ -209,6 +209,22 @@ $r = post('/t?readasync', $body);
 is($r->{body}, "async read 100000 bytes in 51 reads, sum $sum\n",
    'HSE_REQ_ASYNC_READ_CLIENT: the rest of the body, 1000 a completion');
 
+# ---- threads of the extension's own -----------------------------------------
+
+$r = get('/t?own=50');
+is($r->{body}, "from its own thread (write ok)\n",
+   'a thread of the extension\'s own writes and says DONE_WITH_SESSION');
+{
+    # its client leaves first: the ECB stays valid for the thread
+    my $s = $t->connect;
+    $t->write_all($s, "GET /t?own=300 HTTP/1.1\r\nHost: x\r\n\r\n");
+    select(undef, undef, undef, 0.05);
+    close $s;
+    select(undef, undef, undef, 0.5);
+    is(get('/hello')->{status}, 200,
+       '... the client gone before it: no harm when the thread goes on');
+}
+
 # ---- isapi_threads: extensions that block, on a pool ------------------------
 
 {

@@ -23,6 +23,9 @@
  *   ?wait=PATH   blocks (sleeps) until the file PATH exists, at most 10 s,
  *                then "waited for PATH, URL=..." (for isapi_threads: it
  *                blocks its thread, not the loop)
+ *   ?own=MS      PENDING; a thread of the extension's own, MS ms later,
+ *                writes "from its own thread (write ok|failed)\n" and says
+ *                DONE_WITH_SESSION (the client may be gone by then)
  *   ?pump=N      PENDING; from the first async write's completion, N
  *                synchronous WriteClient calls of 64 KiB ("0123456789"
  *                repeated), then DONE_WITH_SESSION
@@ -30,6 +33,7 @@
 
 #include <windows.h>
 #include <httpext.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -303,6 +307,26 @@ pump_done(EXTENSION_CONTROL_BLOCK *pECB, PVOID pContext, DWORD cbIO,
 }
 
 
+static void *
+own_thread(void *arg)
+{
+    EXTENSION_CONTROL_BLOCK  *pECB = arg;
+    char                      line[64];
+    DWORD                     n;
+    BOOL                      ok;
+
+    usleep((useconds_t) atoi(pECB->lpszQueryString + 4) * 1000);
+    n = 17;
+    ok = pECB->WriteClient(pECB->ConnID, "from its own thre", &n, HSE_IO_SYNC);
+    snprintf(line, sizeof(line), "ad (write %s)\n", ok ? "ok" : "failed");
+    n = (DWORD) strlen(line);
+    pECB->WriteClient(pECB->ConnID, line, &n, HSE_IO_SYNC);
+    pECB->ServerSupportFunction(pECB->ConnID, HSE_REQ_DONE_WITH_SESSION,
+                                NULL, NULL, NULL);
+    return NULL;
+}
+
+
 DWORD WINAPI
 HttpExtensionProc(EXTENSION_CONTROL_BLOCK *pECB)
 {
@@ -327,6 +351,16 @@ HttpExtensionProc(EXTENSION_CONTROL_BLOCK *pECB)
         snprintf(line, sizeof(line), "waited for %s, URL=%s\n", q + 5, url);
         put(pECB, line);
         return HSE_STATUS_SUCCESS;
+    }
+    if (strncmp(q, "own=", 4) == 0) {
+        pthread_t  tid;
+
+        text_head(pECB);
+        if (pthread_create(&tid, NULL, own_thread, pECB) != 0) {
+            return HSE_STATUS_ERROR;
+        }
+        pthread_detach(tid);
+        return HSE_STATUS_PENDING;
     }
     if (strncmp(q, "pump=", 5) == 0) {
         text_head(pECB);
