@@ -19,6 +19,7 @@
 #include "gzip.h"
 #include "http_request.h"
 #include "http_static.h"
+#include "http_headers.h"
 #include "file_cache.h"
 #include "module.h"
 #include "str.h"
@@ -269,29 +270,50 @@ gn_gzip_wanted(gn_http_request_t *r)
 }
 
 
-/* The fields of a compressed response: Content-Encoding, a weak ETag (the
- * bytes differ from the file's: RFC 9110 8.8.1), no ranges. */
+/* A strong entity-tag made weak ("x" -> W/"x") in r's pool. */
 static gn_int_t
-gn_gzip_fields(gn_http_request_t *r)
+gn_gzip_weak(gn_http_request_t *r, gn_str_t *etag)
 {
     u_char  *p;
 
-    if (gn_gzip_add_line(r, "Content-Encoding: gzip\r\n", 24) != GN_OK) {
+    if (etag->len == 0 || etag->data[0] != '"') {
+        return GN_OK;                   /* weak already, or none */
+    }
+
+    p = gn_pnalloc(r->pool, etag->len + 2);
+    if (p == NULL) {
+        return GN_ERROR;
+    }
+    p[0] = 'W';
+    p[1] = '/';
+    memcpy(p + 2, etag->data, etag->len);
+    etag->data = p;
+    etag->len += 2;
+
+    return GN_OK;
+}
+
+
+/* The fields of a compressed response: Content-Encoding, a weak ETag (the
+ * bytes differ from the file's: RFC 9110 8.8.1) whether the server's or
+ * a module's or upstream's, no ranges (nor an upstream's Accept-Ranges). */
+static gn_int_t
+gn_gzip_fields(gn_http_request_t *r)
+{
+    gn_http_header_t  *h;
+
+    if (gn_gzip_add_line(r, "Content-Encoding: gzip\r\n", 24) != GN_OK
+        || gn_gzip_weak(r, &r->etag) != GN_OK)
+    {
         return GN_ERROR;
     }
 
-    if (r->etag.len > 0 && r->etag.data[0] == '"') {
-        p = gn_pnalloc(r->pool, r->etag.len + 2);
-        if (p == NULL) {
-            return GN_ERROR;
-        }
-        p[0] = 'W';
-        p[1] = '/';
-        memcpy(p + 2, r->etag.data, r->etag.len);
-        r->etag.data = p;
-        r->etag.len += 2;
+    h = gn_gzip_resp_header(r, "ETag", 4);
+    if (h != NULL && gn_gzip_weak(r, &h->value) != GN_OK) {
+        return GN_ERROR;
     }
 
+    gn_http_headers_drop(r, "Accept-Ranges", 13);
     r->accept_ranges = 0;
 
     return GN_OK;

@@ -52,10 +52,8 @@ gn_headers_status_ok(gn_uint_t status)
 }
 
 
-/* Drops the fields called name from r->resp_headers (a module's or an
- * upstream's Expires, Cache-Control: `expires` sets its own). */
-static void
-gn_headers_drop(gn_http_request_t *r, const char *name, size_t len)
+void
+gn_http_headers_drop(gn_http_request_t *r, const char *name, size_t len)
 {
     gn_http_header_t  *h;
     gn_uint_t          i, n;
@@ -110,8 +108,8 @@ gn_headers_expires_write(gn_http_request_t *r, gn_headers_conf_t *hc,
         age = hc->expires_time;
     }
 
-    gn_headers_drop(r, "Expires", 7);
-    gn_headers_drop(r, "Cache-Control", 13);
+    gn_http_headers_drop(r, "Expires", 7);
+    gn_http_headers_drop(r, "Cache-Control", 13);
 
     p = gn_cpymem(p, "Expires: ", 9);
     p += gn_time_http(p, when);

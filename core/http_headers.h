@@ -69,4 +69,10 @@ extern const gn_feature_t  gn_headers_feature;
  * (memory). */
 gn_int_t gn_http_headers_build(struct gn_http_request_s *r, gn_str_t *out);
 
+/* Drops the fields called name (len bytes, any case) from
+ * r->resp_headers, a module's or an upstream's (`expires` sets its own
+ * Expires and Cache-Control; gzip drops Accept-Ranges). */
+void gn_http_headers_drop(struct gn_http_request_s *r, const char *name,
+    size_t len);
+
 #endif /* GN_CORE_HTTP_HEADERS_H_INCLUDED */

@@ -250,6 +250,13 @@ is($r->{headers}{'content-encoding'}, 'gzip',
    'proxied chunked, proxy_buffering off: gzip');
 is(inflate($r->{body}), '0123456789' x 3000, '... inflates');
 
+$r = get('/p/tagged/5000');
+is($r->{headers}{etag}, 'W/"t1"', 'an upstream\'s ETag made weak');
+is($r->{headers}{'accept-ranges'}, undef, '... its Accept-Ranges dropped');
+is(inflate($r->{body}), '0123456789' x 500, '... inflates');
+$r = $t->http_get('/p/tagged/5000');
+is($r->{headers}{etag}, '"t1"', 'not compressed: the ETag as it was');
+
 $r = get('/p/text/50');
 is($r->{headers}{'content-encoding'}, undef,
    'proxied below gzip_min_length: as it is');

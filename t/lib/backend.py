@@ -16,6 +16,7 @@ reads request bodies by Content-Length or chunked, and answers by path:
                      as /size/N and /chunked/N, as text/plain
   /coded/N           as /text/N, with "Content-Encoding: x-test"
   /notransform/N     as /text/N, with "Cache-Control: no-transform"
+  /tagged/N          as /text/N, with 'ETag: "t1"' and "Accept-Ranges: bytes"
   /id                "NAME\n" (which backend answered)
   /status/NNN        NNN with a short body
   /delay/MS/rest     waits MS ms, then answers /rest
@@ -163,6 +164,11 @@ class Backend:
             send(self.response(200, pattern(int(parts[2])),
                                [(b"Content-Type", b"text/plain"),
                                 (b"Content-Encoding", b"x-test")]))
+        elif path.startswith("/tagged/"):
+            send(self.response(200, pattern(int(parts[2])),
+                               [(b"Content-Type", b"text/plain"),
+                                (b"ETag", b'"t1"'),
+                                (b"Accept-Ranges", b"bytes")]))
         elif path.startswith("/notransform/"):
             send(self.response(200, pattern(int(parts[2])),
                                [(b"Content-Type", b"text/plain"),
