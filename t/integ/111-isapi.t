@@ -56,6 +56,9 @@ server {
 }
 EOF_CONF
 
+# TerminateExtension of the test extension notes its calls here
+$ENV{GN_ISAPI_TERM_FILE} = "$dir/terminated";
+
 my $data = join('', map { "data line $_\n" } 1 .. 3000);
 $t->write_file('html/data.txt', $data);
 $t->run;
@@ -320,6 +323,7 @@ SKIP: {
 
 # ---- reload, and configurations that cannot load ---------------------------
 
+my @gen1 = $t->children;
 $t->signal('HUP');
 ok($t->wait_log(qr/reconfigur|reload/i, 10), 'reload with extensions loaded');
 $ok = 0;
@@ -329,6 +333,15 @@ for (1 .. 50) {
     select(undef, undef, undef, 0.1);
 }
 ok($ok, '... the new children serve them');
+my $term = '';
+for (1 .. 50) {
+    $term = $t->read_file('terminated') // '';
+    last if grep { $term =~ /^terminate $_ 2$/m } @gen1;
+    select(undef, undef, undef, 0.1);
+}
+ok(@gen1 && (grep { $term =~ /^terminate $_ 2$/m } @gen1) == @gen1,
+   'TerminateExtension(HSE_TERM_MUST_UNLOAD) in each old child as it exits')
+    or diag("children @gen1; file: $term");
 
 for my $case (
     [ 'refuse', "$tdir/isapi_t_refuse.so",

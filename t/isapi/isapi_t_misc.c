@@ -57,11 +57,20 @@ GetExtensionVersion(HSE_VERSION_INFO *pVer)
 }
 
 
+/* Each call appends "terminate PID FLAGS" to the file named by the
+ * environment's GN_ISAPI_TERM_FILE, when set (the test reads it). */
 BOOL WINAPI
 TerminateExtension(DWORD dwFlags)
 {
-    (void) dwFlags;
+    const char  *f = getenv("GN_ISAPI_TERM_FILE");
+    FILE        *fp;
+
     terminated++;
+    if (f != NULL && (fp = fopen(f, "a")) != NULL) {
+        fprintf(fp, "terminate %ld %lu\n", (long) getpid(),
+                (unsigned long) dwFlags);
+        fclose(fp);
+    }
     return TRUE;
 }
 
