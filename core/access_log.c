@@ -68,6 +68,7 @@ enum {
     GN_LV_FASTCGI_PATH_INFO,       /* ... up to here */
     GN_LV_PROXY_ADD_X_FORWARDED_FOR,
     GN_LV_CONTENT_LENGTH,
+    GN_LV_MODULE_LOG,
     GN_LV_DOCUMENT_ROOT,
     GN_LV_REQUEST_FILENAME,
     GN_LV_HTTPS,
@@ -128,6 +129,7 @@ static const gn_conf_enum_t  gn_log_vars[] = {
     { gn_string("sent_http_content_type"), GN_LV_SENT_CONTENT_TYPE },
     { gn_string("http2"), GN_LV_HTTP2 },
     { gn_string("stream_id"), GN_LV_STREAM_ID },
+    { gn_string("module_log"), GN_LV_MODULE_LOG },
     { gn_string("realip_remote_addr"), GN_LV_REALIP_REMOTE_ADDR },
     { gn_string("realip_remote_port"), GN_LV_REALIP_REMOTE_PORT },
     { gn_string("proxy_protocol_addr"), GN_LV_PROXY_PROTOCOL_ADDR },
@@ -913,6 +915,9 @@ gn_access_log_str(gn_http_request_t *r, gn_log_op_t *op, u_char *p,
         break;
     case GN_LV_SENT_CONTENT_TYPE:
         s = &r->content_type;
+        break;
+    case GN_LV_MODULE_LOG:
+        s = &r->module_log;
         break;
     case GN_LV_SCHEME:
         gn_str_set(&v[0], "http");

@@ -505,6 +505,33 @@ gn_api_send_file(gn_request_t *r, const char *path, int64_t offset,
 
 
 static int
+gn_api_log_note(gn_request_t *r, const char *text)
+{
+    gn_http_request_t  *req = gn_req(r);
+    u_char             *p;
+    size_t              n;
+
+    if (text == NULL) {
+        return GN_ERROR;
+    }
+
+    n = strlen(text);
+    p = gn_pnalloc(req->pool, req->module_log.len + n);
+    if (p == NULL) {
+        return GN_ERROR;
+    }
+    if (req->module_log.len > 0) {
+        memcpy(p, req->module_log.data, req->module_log.len);
+    }
+    memcpy(p + req->module_log.len, text, n);
+    req->module_log.data = p;
+    req->module_log.len += n;
+
+    return GN_OK;
+}
+
+
+static int
 gn_api_send_fd(gn_request_t *r, int fd, int64_t offset, int64_t length)
 {
     return (int) gn_http_module_send_fd(gn_req(r), fd, offset, length);
@@ -1200,5 +1227,6 @@ const gn_api_t  gn_api = {
     gn_api_unescape,
     gn_api_escape_html,
     gn_api_escape_json,
-    gn_api_send_fd
+    gn_api_send_fd,
+    gn_api_log_note
 };

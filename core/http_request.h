@@ -190,6 +190,7 @@ struct gn_http_request_s {
      * response went out, and whether the line is written */
     gn_uint_t            close_status;
     gn_uint_t            logged;
+    gn_str_t             module_log;     /* $module_log (api log_note) */
 };
 
 

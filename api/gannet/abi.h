@@ -61,7 +61,9 @@
  *                    request memory.
  *   1.9  2026-12-04  gn_api_t.send_fd: a range of a file the module
  *                    holds open (ISAPI's HSE_REQ_TRANSMIT_FILE hands
- *                    over a handle, not a path), sent with sendfile.
+ *                    over a handle, not a path), sent with sendfile;
+ *                    gn_api_t.log_note: text for the access log's
+ *                    $module_log (ISAPI's HSE_APPEND_LOG_PARAMETER).
  */
 
 #ifndef GN_API_ABI_H_INCLUDED

@@ -654,6 +654,10 @@ struct gn_api_s {
      * send_fd) before calling it. */
     int         (*send_fd)(gn_request_t *r, int fd, int64_t offset,
                     int64_t length);
+    /* Appends text (NUL-terminated, as it is) to what the access log's
+     * $module_log shows for the request ("-" when nothing was noted).
+     * GN_OK or GN_ERROR (memory, NULL). */
+    int         (*log_note)(gn_request_t *r, const char *text);
 };
 
 

@@ -1428,6 +1428,10 @@ isapi_server_support(HCONN hConn, DWORD dwHSERequest, LPVOID lpvBuffer,
         if (lpvBuffer == NULL) {
             return isapi_fail(ERROR_INVALID_PARAMETER);
         }
+        if (GN_API_HAS(ctx->api, log_note)) {
+            return ctx->api->log_note(ctx->r, lpvBuffer) == GN_OK
+                   ? TRUE : isapi_fail(ERROR_NOT_ENOUGH_MEMORY);
+        }
         ctx->api->log(ctx->r, GN_LOG_INFO, "isapi \"%s\" log parameter: %s",
                       ctx->ext->path, (const char *) lpvBuffer);
         return TRUE;

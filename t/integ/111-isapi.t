@@ -31,7 +31,10 @@ user %%USER%%;
 error_log logs/error.log info;
 load_module %%MODDIR%%/mod_isapi.so;
 
+log_format isapi '\$request_uri [\$module_log]';
+
 server {
+    access_log logs/isapi.log isapi;
     listen 127.0.0.1:%%PORT_0%%;
     listen 127.0.0.1:%%PORT_1%% http2;
     root html;
@@ -202,8 +205,15 @@ $r = $t->http("GET /t?keepconn HTTP/1.0\r\n\r\n");
 is($r->{body}, "keep=0 connected=1\n", 'IS_KEEP_CONN on HTTP/1.0: 0');
 $r = get('/t?log');
 is($r->{body}, "logged\n", 'HSE_APPEND_LOG_PARAMETER');
-ok($t->wait_log(qr/log parameter: isapi-log-mark/, 5),
-   '... in the error log with its request');
+my $alog = '';
+for (1 .. 50) {
+    $alog = $t->read_file('logs/isapi.log') // '';
+    last if $alog =~ /^\/t\?log /m;
+    select(undef, undef, undef, 0.1);
+}
+like($alog, qr/^\/t\?log \[isapi-log-mark\]$/m,
+     '... in the access log\'s $module_log');
+like($alog, qr/^\/t\?keepconn \[-\]$/m, '... "-" for the others');
 
 my $sum = 0;
 my $body = join('', map { chr(32 + $_ % 90) } 0 .. 99_999);
