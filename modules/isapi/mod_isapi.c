@@ -300,6 +300,7 @@ typedef struct isapi_job_s {
     PFN_HSE_IO_COMPLETION     cb;
     void                     *cb_ctx;
     DWORD                     bytes;
+    DWORD                     err;            /* the completion's dwError */
     DWORD                     status;         /* HttpExtensionProc's */
 } isapi_job_t;
 
@@ -439,7 +440,7 @@ isapi_thread(void *arg)
         if (job->kind == ISAPI_JOB_PROC) {
             job->status = ctx->ext->proc(&ctx->ecb);
         } else {
-            job->cb(&ctx->ecb, job->cb_ctx, job->bytes, NO_ERROR);
+            job->cb(&ctx->ecb, job->cb_ctx, job->bytes, job->err);
         }
 
         pthread_mutex_lock(&isapi_mu);
@@ -649,7 +650,7 @@ isapi_pool(int64_t n)
 
 static int
 isapi_post(isapi_ctx_t *ctx, int kind, PFN_HSE_IO_COMPLETION cb,
-    void *cb_ctx, DWORD bytes)
+    void *cb_ctx, DWORD bytes, DWORD err)
 {
     isapi_job_t  *job = calloc(1, sizeof(isapi_job_t));
 
@@ -662,6 +663,7 @@ isapi_post(isapi_ctx_t *ctx, int kind, PFN_HSE_IO_COMPLETION cb,
     job->cb = cb;
     job->cb_ctx = cb_ctx;
     job->bytes = bytes;
+    job->err = err;
     ctx->refs++;
 
     pthread_mutex_lock(&isapi_mu);
@@ -975,7 +977,7 @@ isapi_complete(isapi_ctx_t *ctx)
 
     if (ctx->threaded) {                    /* on the pool, as IIS does */
         if (isapi_post(ctx, ISAPI_JOB_COMPLETION, cb, ctx->op_ctx,
-                       ctx->op_bytes) != GN_OK)
+                       ctx->op_bytes, NO_ERROR) != GN_OK)
         {
             isapi_finish(ctx, GN_ERROR);
         }
@@ -1569,7 +1571,7 @@ isapi_start(isapi_ctx_t *ctx)
     ctx->in_proc = 1;
 
     if (ctx->threaded) {
-        if (isapi_post(ctx, ISAPI_JOB_PROC, NULL, NULL, 0) != GN_OK) {
+        if (isapi_post(ctx, ISAPI_JOB_PROC, NULL, NULL, 0, 0) != GN_OK) {
             ctx->in_proc = 0;
             return GN_ERROR;
         }
@@ -1597,7 +1599,22 @@ isapi_gone(void *arg)
         ctx->blocked = NULL;
         isapi_call_return(call, FALSE, ERROR_INVALID_HANDLE);
     }
-    isapi_unref(ctx);
+
+    /* an async operation that can no longer complete: its completion
+     * with the error IIS gives for a connection that went away */
+    if (ctx->op_busy && ctx->op_cb != NULL) {
+        ctx->op_busy = 0;
+        if (!ctx->threaded) {
+            ctx->op_cb(&ctx->ecb, ctx->op_ctx, 0, ERROR_NETNAME_DELETED);
+        } else if (isapi_post(ctx, ISAPI_JOB_COMPLETION, ctx->op_cb,
+                              ctx->op_ctx, 0, ERROR_NETNAME_DELETED) != GN_OK)
+        {
+            ctx->api->log(NULL, GN_LOG_CRIT, "isapi: out of memory for the "
+                          "completion of \"%s\"", ctx->ext->path);
+        }
+    }
+
+    isapi_unref(ctx);                       /* last: ctx may be gone */
 }
 
 

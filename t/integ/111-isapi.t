@@ -238,6 +238,27 @@ is($r->{body}, "from its own thread (write ok)\n",
        '... the client gone before it: no harm when the thread goes on');
 }
 
+# an async write outstanding when the client leaves: its completion comes,
+# with ERROR_NETNAME_DELETED (64), in the loop and on the pool
+for my $loc ('/t', '/th') {
+    my $before = () = ($t->read_file('terminated') // '')
+                      =~ /^completion error 64$/mg;
+    my $s = $t->connect;
+    $t->write_all($s, "GET $loc?gone HTTP/1.1\r\nHost: x\r\n\r\n");
+    my $buf = '';
+    sysread($s, $buf, 4096) if IO::Select->new($s)->can_read(5);
+    close $s;
+    my $n = $before;
+    for (1 .. 100) {
+        $n = () = ($t->read_file('terminated') // '')
+                  =~ /^completion error 64$/mg;
+        last if $n > $before;
+        select(undef, undef, undef, 0.1);
+    }
+    is($n, $before + 1, "$loc: the client gone mid-write, the completion "
+       . 'reports ERROR_NETNAME_DELETED');
+}
+
 # ---- isapi_threads: extensions that block, on a pool ------------------------
 
 {

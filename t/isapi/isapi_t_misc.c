@@ -26,6 +26,9 @@
  *   ?own=MS      PENDING; a thread of the extension's own, MS ms later,
  *                writes "from its own thread (write ok|failed)\n" and says
  *                DONE_WITH_SESSION (the client may be gone by then)
+ *   ?gone        PENDING; 1 MiB async writes, one a completion, until a
+ *                completion reports an error: "completion error E" is
+ *                appended to $GN_ISAPI_TERM_FILE, then DONE_WITH_SESSION
  *   ?pump=N      PENDING; from the first async write's completion, N
  *                synchronous WriteClient calls of 64 KiB ("0123456789"
  *                repeated), then DONE_WITH_SESSION
@@ -293,6 +296,31 @@ order_done(EXTENSION_CONTROL_BLOCK *pECB, PVOID pContext, DWORD cbIO,
 
 
 static VOID WINAPI
+gone_done(EXTENSION_CONTROL_BLOCK *pECB, PVOID pContext, DWORD cbIO,
+    DWORD dwError)
+{
+    static char  block[1 << 20];
+    const char  *f = getenv("GN_ISAPI_TERM_FILE");
+    FILE        *fp;
+    DWORD        n = sizeof(block);
+
+    (void) pContext;
+    (void) cbIO;
+    if (dwError == NO_ERROR
+        && pECB->WriteClient(pECB->ConnID, block, &n, HSE_IO_ASYNC))
+    {
+        return;
+    }
+    if (f != NULL && (fp = fopen(f, "a")) != NULL) {
+        fprintf(fp, "completion error %lu\n", (unsigned long) dwError);
+        fclose(fp);
+    }
+    pECB->ServerSupportFunction(pECB->ConnID, HSE_REQ_DONE_WITH_SESSION,
+                                NULL, NULL, NULL);
+}
+
+
+static VOID WINAPI
 pump_done(EXTENSION_CONTROL_BLOCK *pECB, PVOID pContext, DWORD cbIO,
     DWORD dwError)
 {
@@ -369,6 +397,14 @@ HttpExtensionProc(EXTENSION_CONTROL_BLOCK *pECB)
             return HSE_STATUS_ERROR;
         }
         pthread_detach(tid);
+        return HSE_STATUS_PENDING;
+    }
+    if (strcmp(q, "gone") == 0) {
+        text_head(pECB);
+        pECB->ServerSupportFunction(pECB->ConnID, HSE_REQ_IO_COMPLETION,
+                                    (LPVOID) gone_done, NULL, NULL);
+        n = 6;
+        pECB->WriteClient(pECB->ConnID, "start\n", &n, HSE_IO_ASYNC);
         return HSE_STATUS_PENDING;
     }
     if (strncmp(q, "pump=", 5) == 0) {

@@ -96,6 +96,7 @@ typedef BOOL           *PBOOL;
 #define ERROR_INVALID_HANDLE         6
 #define ERROR_NOT_ENOUGH_MEMORY      8
 #define ERROR_NOT_SUPPORTED          50
+#define ERROR_NETNAME_DELETED        64
 #define ERROR_INVALID_PARAMETER      87
 #define ERROR_INSUFFICIENT_BUFFER    122
 #define ERROR_NO_DATA                232
