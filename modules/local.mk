@@ -61,6 +61,18 @@ gn-modules-uninstall:
 %canon_reldir%_mod_specweb99_la_LDFLAGS = $(GN_MOD_LDFLAGS)
 EXTRA_DIST += %reldir%/specweb99/specweb99.cgi
 
+# The same dynamic operations as an ISAPI extension (mod_isapi), written
+# to <windows.h>/<httpext.h> only. A noinst library like mod_specweb99,
+# not a check_LTLIBRARIES sample: plain `make` builds it, and
+# bench/specweb99/run.sh --dynamic isapi needs it without `make check`.
+noinst_LTLIBRARIES += %reldir%/specweb99/isapi_specweb99.la
+%canon_reldir%_specweb99_isapi_specweb99_la_SOURCES = \
+    %reldir%/specweb99/isapi_specweb99.c
+%canon_reldir%_specweb99_isapi_specweb99_la_CPPFLAGS = $(GN_ISAPI_CPPFLAGS)
+%canon_reldir%_specweb99_isapi_specweb99_la_CFLAGS = $(GN_CFLAGS)
+%canon_reldir%_specweb99_isapi_specweb99_la_LDFLAGS = $(GN_ISAPI_LDFLAGS)
+%canon_reldir%_specweb99_isapi_specweb99_la_LIBADD = -lpthread
+
 # The same CGI dynamic GET compiled: what bench/specweb99/run.sh runs (a
 # Perl start-up per request would measure Perl, not the server). Not
 # installed: a benchmark's program, like the load generator.

@@ -19,7 +19,11 @@
 #            [--kinds "LIST"] [--tls] [--raw FILE] [--keep]
 #   --root DIR      the file set (gannet-specweb99 fileset, upfgen,
 #                   cadgen: run.sh --keep leaves one, or see README.md)
-#   --builddirs L   build trees to compare (default: this source tree)
+#   --builddirs L   build trees to compare (default: this source tree);
+#                   DIR:isapi serves the dynamic kinds of DIR through
+#                   mod_isapi and modules/specweb99/isapi_specweb99.so
+#                   instead of mod_specweb99 (so "DIR DIR:isapi" compares
+#                   the two); it writes ROOT/specweb99.tool
 #   --rounds N      interleaved rounds (default 3)
 #   --duration S    seconds per wrk run (default 4)
 #   --conns C       keep-alive connections (default 50)
@@ -105,16 +109,26 @@ if [ "$tls" = 1 ]; then
     tls_certificate_key $certs/localhost-ec.key;"
 fi
 
-# start BUILD INDEX: a gannet of BUILD with mod_specweb99 on ROOT; sets
-# port[INDEX] and server[INDEX]
+# start BUILD INDEX [isapi]: a gannet of BUILD with mod_specweb99 (or the
+# ISAPI extension) on ROOT; sets port[INDEX] and server[INDEX]
 declare -A port server
 start()
 {
-    local b=$1 i=$2 d=$work/g$2 cmd
+    local b=$1 i=$2 d=$work/g$2 cmd mod loc
     port[$i]=$(free_port)
     gannet_bin=$b/core/gannet               # gannet_conf's command line
+    mod=$b/modules/.libs/mod_specweb99.so
+    loc="handler specweb99;
+        specweb99_root $root;
+        specweb99_tool $b/tools/gannet-specweb99;"
+    if [ "${3:-}" = isapi ]; then
+        echo "$b/tools/gannet-specweb99" >"$root/specweb99.tool"
+        mod=$b/modules/.libs/mod_isapi.so
+        loc="handler isapi;
+        isapi_extension $b/modules/specweb99/.libs/isapi_specweb99.so;"
+    fi
     cmd=$(gannet_conf "$d" 1 20000 <<EOF
-load_module $b/modules/.libs/mod_specweb99.so;
+load_module $mod;
 file_cache_entries 20000;
 file_cache_valid 60s;
 symlinks_outside_root on;
@@ -128,9 +142,7 @@ server {
     keepalive_timeout 300s;
     default_type application/octet-stream;
     location /specweb99 {
-        handler specweb99;
-        specweb99_root $root;
-        specweb99_tool $b/tools/gannet-specweb99;
+        $loc
     }
 }
 EOF
@@ -173,14 +185,18 @@ run_one()
 
 n=0
 for b in $builddirs; do
+    dyn=native
+    case "$b" in
+    *:isapi) dyn=isapi b=${b%:isapi} ;;
+    esac
     b=$(cd "$b" && pwd)
     if [ ! -x "$b/core/gannet" ] || [ ! -f "$b/modules/.libs/mod_specweb99.so" ]
     then
         echo "$me: $b: no core/gannet or mod_specweb99.so" >&2
         exit 1
     fi
-    start "$b" "$n"
-    echo "build $n: $b ($(git -C "$b" log -1 --format=%h 2>/dev/null)):" \
+    start "$b" "$n" "$dyn"
+    echo "build $n: $b $dyn ($(git -C "$b" log -1 --format=%h 2>/dev/null)):" \
          "gannet pid ${server[$n]}, port ${port[$n]}" >&2
     n=$((n + 1))
 done

@@ -10,6 +10,7 @@
 #            [--builddir DIR] [--gannet PATH] [--raw FILE] [--keep]
 #            [--procs P] [--client-cpus LIST] [--cert ec|rsa]
 #            [--server-cpu PCT] [--tls-priority STR]
+#            [--dynamic native|isapi]
 #   --min, --max   search bounds (default 100 and 2000)
 #   --step S       stop the search once fewer than S values of N are left
 #                  undecided (default 1: the exact largest N)
@@ -17,8 +18,17 @@
 #   --resume-share P  percent of new TLS connections that offer a saved
 #                  session (default 50)
 #   --runs L       subset of "gannet-http gannet-https gannet-static
-#                  nginx-static gannet-static-https nginx-static-https"
-#                  (default the first four)
+#                  nginx-static gannet-static-https nginx-static-https
+#                  gannet-isapi-http gannet-isapi-https" (default the
+#                  first four); the gannet-isapi-* runs serve the
+#                  dynamic operations through mod_isapi and the ISAPI
+#                  extension modules/specweb99/isapi_specweb99.so
+#                  instead of mod_specweb99 (the gannet server is
+#                  restarted when a run needs the other kind)
+#   --dynamic native|isapi  what the other gannet-* runs serve the
+#                  dynamic operations with (default native:
+#                  mod_specweb99). With isapi, ROOT/specweb99.tool is
+#                  written (the extension's Reset reads it)
 #   --root DIR     use this file set (made by gannet-specweb99 fileset,
 #                  upfgen, cadgen) instead of making one in the work dir
 #   --dirs D       make at most D directories (about 5 MB each; the file
@@ -91,23 +101,33 @@ client_cpus=1
 cert=ec
 server_cpu=""
 tls_priority=""
+dynamic=native
 
 parse_options "--min=min --max=max --step=step --rampup=rampup --time=duration
     --rampdown=rampdown --resume-share=resume --runs=runs --root=root
     --dirs=dirs --seed=seed --builddir=builddir --gannet=gannet_bin
     --raw=raw_out --keep=keep:1 --procs=procs --client-cpus=client_cpus
-    --cert=cert --server-cpu=server_cpu --tls-priority=tls_priority" "$@"
+    --cert=cert --server-cpu=server_cpu --tls-priority=tls_priority
+    --dynamic=dynamic" "$@"
 
 case "$cert" in
 ec|rsa) ;;
 *) echo "$me: --cert: ec or rsa, not \"$cert\"" >&2; exit 1 ;;
 esac
+case "$dynamic" in
+native|isapi) ;;
+*) echo "$me: --dynamic: native or isapi, not \"$dynamic\"" >&2; exit 1 ;;
+esac
 
+# absolute: the configurations name the modules from the work directory
+builddir=$(cd "$builddir" && pwd) || exit 1
 [ -n "$gannet_bin" ] || gannet_bin=$builddir/core/gannet
 loadgen=$builddir/bench/specweb99/gannet-specweb99-load
 tool=$builddir/tools/gannet-specweb99
 modso=$builddir/modules/.libs/mod_specweb99.so
 cgiso=$builddir/modules/.libs/mod_cgi.so
+isapiso=$builddir/modules/.libs/mod_isapi.so
+extso=$builddir/modules/specweb99/.libs/isapi_specweb99.so
 
 require_tools taskset curl perl
 require_two_cpus "the load generator"
@@ -124,6 +144,12 @@ if [ ! -f "$modso" ]; then
     full=0
     echo "$me: $modso not built: the gannet runs are STATIC-ONLY" >&2
 fi
+case "$dynamic $runs" in
+isapi*|*gannet-isapi-*)
+    for f in "$isapiso" "$extso"; do
+        [ -f "$f" ] || { echo "$me: $f not built (make)" >&2; exit 1; }
+    done ;;
+esac
 
 # --- the file set -------------------------------------------------------------
 
@@ -151,18 +177,33 @@ fi
 # --- servers ------------------------------------------------------------------
 
 cgi_url=/specweb99
+gannet_dyn=""
+# start_gannet [native|isapi]: the dynamic operations by mod_specweb99 or
+# by the ISAPI extension under mod_isapi (in the event loop: isapi_threads
+# 0; its data directory is the location's root, its generator named in
+# ROOT/specweb99.tool)
 start_gannet()
 {
-    local d=$work/gannet cmd mods="" locs=""
+    local d=$work/gannet cmd mods="" locs="" dyn=${1:-$dynamic}
     port_http=$(free_port)
     port_https=$(free_port)
-    if [ "$full" = 1 ]; then
+    gannet_dyn=$dyn
+    if [ "$dyn" = isapi ]; then
+        echo "$tool" >"$root/specweb99.tool"
+        mods="load_module $isapiso;"
+        locs="location /specweb99 {
+        handler isapi;
+        isapi_extension $extso;
+    }"
+    elif [ "$full" = 1 ]; then
         mods="load_module $modso;"
         locs="location /specweb99 {
         handler specweb99;
         specweb99_root $root;
         specweb99_tool $tool;
     }"
+    fi
+    if [ "$full" = 1 ] || [ "$dyn" = isapi ]; then
         if [ -f "$cgiso" ]; then
             mkdir -p "$root/cgi-bin"
             # the compiled CGI when built (the Perl one adds an
@@ -217,7 +258,7 @@ EOF
     wait_url "http://127.0.0.1:$port_http/file_set/dir00000/class0_0" \
         || { echo "$me: gannet did not start:" >&2;
              cat "$work/gannet.out" "$d/logs/error.log" >&2; return 1; }
-    echo "$me: gannet: pid ${pid[gannet]}, http $port_http," \
+    echo "$me: gannet ($dyn): pid ${pid[gannet]}, http $port_http," \
          "https $port_https" >&2
 }
 
@@ -335,7 +376,9 @@ search()
 }
 
 for run in $runs; do
+    dyn=$dynamic
     case "$run" in
+    gannet-isapi-http|gannet-isapi-https) srv=gannet dyn=isapi ;;
     gannet-*) srv=gannet ;;
     nginx-*)  srv=nginx ;;
     *) echo "$me: unknown run $run" >&2; exit 1 ;;
@@ -344,9 +387,11 @@ for run in $runs; do
         echo "$me: nginx not found: $run skipped" >&2
         continue
     fi
-    if [ -z "${pid[$srv]:-}" ]; then
+    if [ -z "${pid[$srv]:-}" ] \
+        || { [ "$srv" = gannet ] && [ "$gannet_dyn" != "$dyn" ]; }
+    then
         stop_all
-        start_"$srv" || exit 1
+        start_"$srv" "$dyn" || exit 1
     fi
     case "$run" in
     *-static-https) args=(-p "$port_https" --tls --resume-share "$resume"
@@ -358,7 +403,7 @@ for run in $runs; do
     case "$run" in
     *-https) [ -z "$tls_priority" ] || args+=(--priority "$tls_priority") ;;
     esac
-    if [ "$full" = 0 ] && [ "$srv" = gannet ]; then
+    if [ "$full" = 0 ] && [ "$srv" = gannet ] && [ "$dyn" = native ]; then
         case " ${args[*]} " in
         *" --static-only "*) ;;
         *) args+=(--static-only) ;;

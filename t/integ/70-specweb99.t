@@ -14,6 +14,11 @@
 # (GN_SPECWEB99_TOOL, default tools/gannet-specweb99 of the build tree),
 # else from a small generator written here, which also stands in for the
 # tool's upfgen and cadgen in Reset.
+#
+# With GN_SPECWEB99_ISAPI=1 (t/integ/112-isapi-specweb99.t) the same
+# checks run against the ISAPI variant (modules/specweb99/isapi_specweb99.c
+# under mod_isapi): the data directory is the location's root, the tool
+# is named in ROOT/specweb99.tool, and the CGI part is left out.
 
 use strict;
 use warnings;
@@ -34,10 +39,18 @@ $ENV{GN_MODDIR} = "$top/modules/.libs"
 plan(skip_all => "$ENV{GN_MODDIR}/mod_specweb99.so not built")
     unless -f "$ENV{GN_MODDIR}/mod_specweb99.so";
 
+my $isapi = $ENV{GN_SPECWEB99_ISAPI} ? 1 : 0;
+my $isapi_so = "$top/modules/specweb99/.libs/isapi_specweb99.so";
+if ($isapi) {
+    plan(skip_all => "$ENV{GN_MODDIR}/mod_isapi.so not built")
+        unless -f "$ENV{GN_MODDIR}/mod_isapi.so";
+    plan(skip_all => "$isapi_so not built") unless -f $isapi_so;
+}
+
 my $dir = $t->testdir;
 my $root = "$dir/sw";
 my $is_root = $< == 0;
-my $can_cgi = -f "$ENV{GN_MODDIR}/mod_cgi.so"
+my $can_cgi = !$isapi && -f "$ENV{GN_MODDIR}/mod_cgi.so"
               && (!$is_root || defined getpwnam('nobody'));
 my $cgi = $can_cgi && -x '/usr/bin/perl';
 # the compiled variant (modules/specweb99/specweb99-cgi)
@@ -164,6 +177,45 @@ system('chmod', '-R', 'a+rX', $root);
 diag($fake ? 'file set from the stand-in generator'
            : "file set from $tool");
 
+# The ISAPI variant's generator: named in the data directory (an
+# extension has no directives); /badtool's root names one that fails.
+if ($isapi) {
+    make_path("$dir/badroot");
+    $t->write_file('sw/specweb99.tool', "$tool\n");
+    $t->write_file('badroot/specweb99.tool', "/bin/false\n");
+    chmod(0755, "$dir/badroot");
+    chmod(0644, "$root/specweb99.tool", "$dir/badroot/specweb99.tool");
+}
+
+# The location of the dynamic operations: mod_specweb99's, or the ISAPI
+# extension's with ROOT as the location's root.
+sub sw_location
+{
+    my ($loc, $r, $tl) = @_;
+
+    return $isapi ? <<"EOF_ISAPI" : <<"EOF_NATIVE";
+    location $loc {
+        handler isapi;
+        isapi_extension $isapi_so;
+        root $r;
+    }
+EOF_ISAPI
+    location $loc {
+        handler specweb99;
+        specweb99_root $r;
+        specweb99_tool $tl;
+    }
+EOF_NATIVE
+}
+
+# (an extension logs through HSE_APPEND_LOG_PARAMETER: the access log's
+# \$module_log)
+my $sw_load = $isapi ? "load_module %%MODDIR%%/mod_isapi.so;\n"
+                       . "log_format swlog escape=none "
+                       . "'\$request_uri [\$module_log]';"
+                     : 'load_module %%MODDIR%%/mod_specweb99.so;';
+my $sw_alog = $isapi ? 'access_log logs/sw.log swlog;' : '';
+
 
 # ---- the workload's rules, computed here --------------------------------
 
@@ -271,22 +323,15 @@ $t->write_conf(<<"EOF_CONF");
 children 2;
 user %%USER%%;
 shutdown_timeout 5s;
-load_module %%MODDIR%%/mod_specweb99.so;
+$sw_load
 $cgi_conf
 server {
     listen 127.0.0.1:%%PORT_0%%;
     root html;
+    $sw_alog
 
-    location /specweb99 {
-        handler specweb99;
-        specweb99_root $root;
-        specweb99_tool $tool;
-    }
-    location /badtool {
-        handler specweb99;
-        specweb99_root $root;
-        specweb99_tool /bin/false;
-    }
+@{[ sw_location('/specweb99', $root, $tool) ]}
+@{[ sw_location('/badtool', $isapi ? "$dir/badroot" : $root, '/bin/false') ]}
 @{[ $cgi || $ccgi ? "    location /cgi/ {\n        handler cgi;\n"
            . "        cgi_pass_env SPECWEB99_ROOT;\n    }" : '' ]}
 }
@@ -625,15 +670,29 @@ sub log_records
        'Reset without maxload: 400');
     $r = get('/badtool?command/Reset&maxload=7&pttime=600');
     is($r->{status}, 500, 'Reset with a failing generator: 500');
-    ok($t->wait_log(qr/specweb99: "\/bin\/false upfgen" failed/, 5),
-       'the failure is logged');
+    if ($isapi) {
+        my $log = '';
+        for (1 .. 50) {
+            $log = $t->read_file('logs/sw.log') // '';
+            last if $log =~ /upfgen" failed/;
+            select(undef, undef, undef, 0.1);
+        }
+        like($log, qr/^\/badtool\?command\/Reset\S* \[.*specweb99: "\/bin\/false upfgen" failed/m,
+             'the failure is logged (HSE_APPEND_LOG_PARAMETER: its line '
+             . 'of the access log)');
+    } else {
+        ok($t->wait_log(qr/specweb99: "\/bin\/false upfgen" failed/, 5),
+           'the failure is logged');
+    }
 }
 
 
 # ---- the CGI variant -------------------------------------------------------
 
-for my $v (['specweb99.cgi', $cgi, 'mod_cgi or perl missing'],
-           ['specweb99c.cgi', $ccgi, 'mod_cgi or specweb99-cgi not built'])
+for my $v (['specweb99.cgi', $cgi, $isapi ? 'the ISAPI variant'
+                                          : 'mod_cgi or perl missing'],
+           ['specweb99c.cgi', $ccgi, $isapi ? 'the ISAPI variant'
+                                     : 'mod_cgi or specweb99-cgi not built'])
 {
     my ($name, $have, $why) = @$v;
 
@@ -673,15 +732,11 @@ SKIP: {
 children 1;
 user %%USER%%;
 file_cache_entries 1000;
-load_module %%MODDIR%%/mod_specweb99.so;
+$sw_load
 server {
     listen 127.0.0.1:%%PORT_0%%;
     root $root;
-    location /specweb99 {
-        handler specweb99;
-        specweb99_root $root;
-        specweb99_tool $tool;
-    }
+@{[ sw_location('/specweb99', $root, $tool) ]}
 }
 EOF_CONF
     $t->run_ulimit(64);

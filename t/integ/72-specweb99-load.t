@@ -13,6 +13,11 @@
 # Environment: GN_BUILDDIR (the build tree holding
 # tools/gannet-specweb99 and bench/specweb99/gannet-specweb99-load),
 # GN_MODDIR (default modules/.libs of the build tree).
+#
+# With GN_SPECWEB99_ISAPI=1 (t/integ/113-isapi-specweb99-load.t) the
+# dynamic operations are the ISAPI extension's
+# (modules/specweb99/isapi_specweb99.c under mod_isapi), and the test is
+# skipped, not run static-only, when it is not built.
 
 use strict;
 use warnings;
@@ -30,8 +35,12 @@ my $load = "$top/bench/specweb99/gannet-specweb99-load";
 plan(skip_all => "no $tool") unless -x $tool;
 plan(skip_all => "no $load") unless -x $load;
 
-my $modso = "$ENV{GN_MODDIR}/mod_specweb99.so";
-my $full = -f $modso;
+my $isapi = $ENV{GN_SPECWEB99_ISAPI} ? 1 : 0;
+my $modso = $isapi ? "$ENV{GN_MODDIR}/mod_isapi.so"
+                   : "$ENV{GN_MODDIR}/mod_specweb99.so";
+my $isapi_so = "$top/modules/specweb99/.libs/isapi_specweb99.so";
+my $full = -f $modso && (!$isapi || -f $isapi_so);
+plan(skip_all => "$modso or $isapi_so not built") if $isapi && !$full;
 diag("$modso not built: static-only run") unless $full;
 
 my $dir = $t->testdir;
@@ -57,7 +66,13 @@ make_set($root);
 make_set("$dir/other", '-s', 5);
 
 my $mod_conf = $full ? "load_module $modso;" : '';
-my $loc_conf = $full ? <<"EOF_LOC" : '';
+my $loc_conf = !$full ? '' : $isapi ? <<"EOF_ISAPI" : <<"EOF_LOC";
+    location /specweb99 {
+        handler isapi;
+        isapi_extension $isapi_so;
+        root $root;
+    }
+EOF_ISAPI
     location /specweb99 {
         handler specweb99;
         specweb99_root $root;
@@ -166,7 +181,7 @@ ok(($k->{errors} // 0) > 0, 'wrong file set: errors counted');
 like($k->{error_kinds} // '', qr/content \d+/, 'wrong file set: as content');
 
 SKIP: {
-    skip 'mod_specweb99 not built', 2 unless $full;
+    skip 'the dynamic operations are not built', 2 unless $full;
     # the full mix: the dynamic pages and the CAD pages with rewritten ad
     # tags are checked against the files too
     ($rc, $k, $out, $err) = load("$dir/other", '-n', 5, '--rampup', 0,
