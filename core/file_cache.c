@@ -169,6 +169,12 @@ gn_file_cache_derive(gn_fc_entry_t *e, gn_uint_t tag, u_char *data,
         return GN_DECLINED;
     }
 
+    /* bytes of another tag that another user of e may be sending: kept
+     * (the caller, one of e's users, sends its own from its memory) */
+    if (e->derived != NULL && e->refs > 1) {
+        return GN_DECLINED;
+    }
+
     gn_fc_derived_drop(e);
 
     for (victim = gn_fc_dtail; victim && gn_fc_dbytes + len > gn_fc_dbudget;

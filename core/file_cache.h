@@ -119,9 +119,10 @@ const u_char *gn_file_cache_derived(gn_fc_entry_t *e, gn_uint_t tag,
     size_t *len);
 
 /* Keeps data (malloc'd, len bytes) as e's derived bytes with this tag,
- * replacing any: GN_OK, data now the cache's; GN_DECLINED (e is not in
- * the table, or the budget has no room even after evicting), data
- * still the caller's. */
+ * replacing any that no other user of e holds: GN_OK, data now the
+ * cache's; GN_DECLINED (e is not in the table, another user of e may be
+ * sending its bytes of another tag, or the budget has no room even
+ * after evicting), data still the caller's. The caller holds e. */
 gn_int_t gn_file_cache_derive(gn_fc_entry_t *e, gn_uint_t tag, u_char *data,
     size_t len);
 

@@ -316,6 +316,16 @@ test_derived(void)
     free(p);
     gn_file_cache_release(c);
 
+    /* bytes another user of b may be sending stay */
+    c = get("d1");
+    p = bytes("FFFF");
+    is_int(gn_file_cache_derive(b, 3, p, 4), GN_DECLINED,
+           "another tag while another user holds the entry: declined");
+    free(p);
+    d = gn_file_cache_derived(b, 1, &len);
+    ok(d != NULL && memcmp(d, "BBBBBB", 6) == 0, "... its bytes kept");
+    gn_file_cache_release(c);
+
     /* a changed file gets a new entry, without the old one's bytes */
     is_int(gn_file_cache_derive(b, 3, bytes("EEEE"), 4), GN_OK,
            "replaced by bytes with another tag");
