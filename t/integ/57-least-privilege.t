@@ -213,6 +213,13 @@ if (GnTest::valgrind()) {
     ok($t->wait_log(qr/reload complete/, 10), 'chroot: reload');
     my @new = $t->wait_children(2, 10, not => \@kids);
     is(scalar @new, 2, 'chroot: new children after reload');
+    # a child just forked may not have reached its chroot() yet
+    my $end = time() + GnTest::slow(5);
+    while (time() < $end
+           && (readlink("/proc/$new[0]/root") // '') ne $jail)
+    {
+        sleep(0.05);
+    }
     is(readlink("/proc/$new[0]/root"), $jail, 'chroot: still in it');
     $r = $t->http_get('/index.html');
     is($r->{body}, "jailed 2\n", 'chroot: serves after reload');
