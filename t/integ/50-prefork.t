@@ -139,18 +139,20 @@ while (1) {
 my $logged = 0;
 $logged += $_ for values %count;
 is($logged, $total, "$total requests logged");
-is_deeply([sort { $a <=> $b } keys %count], [@kids],
-          'requests logged by the two children only');
+my %kid = map { $_ => 1 } @kids;
+is(join(' ', grep { !$kid{$_} } sort keys %count), '',
+   'requests logged by the two children only');
 
 my $fair = $total / 2;
 for my $k (@kids) {
     my $c = $count{$k} // 0;
-    ok($c > 0, "child $k served requests ($c)");
     SKIP: {
         # the spread measures the kernel's wake-ups of two equally fast
-        # children; valgrind serialises and slows each differently
-        skip('under valgrind: children do not run at equal speed', 1)
+        # children; valgrind serialises and slows each differently (one
+        # may take every connection)
+        skip('under valgrind: children do not run at equal speed', 2)
             if GnTest::valgrind();
+        ok($c > 0, "child $k served requests ($c)");
         ok($c <= 1.5 * $fair, "child $k served no more than 1.5 x fair"
                               . " share ($c of $total)");
     }
