@@ -351,6 +351,32 @@ gn_fc_root_fd(const gn_str_t *root)
 
 
 gn_int_t
+gn_file_read(int fd, u_char *buf, size_t len, off_t off)
+{
+    ssize_t  n;
+
+    while (len > 0) {
+        n = pread(fd, buf, len, off);
+        if (n > 0) {
+            buf += n;
+            off += n;
+            len -= (size_t) n;
+            continue;
+        }
+        if (n == 0) {
+            errno = EIO;
+            return GN_ERROR;
+        }
+        if (errno != EINTR) {
+            return GN_ERROR;
+        }
+    }
+
+    return GN_OK;
+}
+
+
+gn_int_t
 gn_file_cache_root_owner(const gn_str_t *root, uid_t *uid)
 {
     struct stat  st;
@@ -468,8 +494,6 @@ gn_fc_open_file(const gn_str_t *root, const char *path, size_t root_len,
 static gn_int_t
 gn_fc_fill(gn_fc_entry_t *e, const gn_fc_open_t *op, struct stat *st)
 {
-    ssize_t  n;
-
     e->is_dir = S_ISDIR(st->st_mode);
     e->is_file = S_ISREG(st->st_mode);
     e->size = st->st_size;
@@ -489,12 +513,12 @@ gn_fc_fill(gn_fc_entry_t *e, const gn_fc_open_t *op, struct stat *st)
         && (size_t) st->st_size < op->content_max)
     {
         e->content = malloc((size_t) st->st_size);
-        if (e->content != NULL) {
-            n = pread(e->fd, e->content, (size_t) st->st_size, 0);
-            if (n != st->st_size) {
-                free(e->content);          /* fall back to the descriptor */
-                e->content = NULL;
-            }
+        if (e->content != NULL
+            && gn_file_read(e->fd, e->content, (size_t) st->st_size, 0)
+               != GN_OK)
+        {
+            free(e->content);              /* fall back to the descriptor */
+            e->content = NULL;
         }
     }
 

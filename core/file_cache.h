@@ -126,6 +126,11 @@ const u_char *gn_file_cache_derived(gn_fc_entry_t *e, gn_uint_t tag,
 gn_int_t gn_file_cache_derive(gn_fc_entry_t *e, gn_uint_t tag, u_char *data,
     size_t len);
 
+/* Reads len bytes of fd at off into buf, through EINTR and short
+ * reads: GN_OK, or GN_ERROR with errno (EIO when the file ends first:
+ * it shrank). */
+gn_int_t gn_file_read(int fd, u_char *buf, size_t len, off_t off);
+
 /* Entries in the table now (for tests and the status module). */
 gn_uint_t gn_file_cache_size(void);
 

@@ -338,6 +338,15 @@ gn_gzip_compressor(gn_uint_t level)
 }
 
 
+static void
+gn_gzip_read_failed(gn_http_request_t *r, int err)
+{
+    gn_log_error(GN_LOG_ERR, &r->c->log, err == EIO ? 0 : err,
+                 "gzip: reading the file to compress failed%s",
+                 err == EIO ? " (it shrank, or an I/O error)" : "");
+}
+
+
 /* The body's bytes in one piece: its one memory segment, else a copy
  * of its segments (files read) in r's pool. NULL when a file could not
  * be read whole (logged), or out of memory (*nomem). */
@@ -346,9 +355,6 @@ gn_gzip_gather(gn_http_request_t *r, size_t size, gn_uint_t *nomem)
 {
     gn_http_seg_t  *seg;
     u_char         *buf, *p;
-    ssize_t         n;
-    off_t           off;
-    size_t          left;
     gn_uint_t       i;
 
     if (r->nsegs == 2 && r->segs[1].fd == -1) {
@@ -367,21 +373,11 @@ gn_gzip_gather(gn_http_request_t *r, size_t size, gn_uint_t *nomem)
             p = gn_cpymem(p, seg->pos, seg->len);
             continue;
         }
-        for (off = seg->off, left = seg->len; left > 0; ) {
-            n = pread(seg->fd, p, left, off);
-            if (n <= 0) {
-                if (n == -1 && errno == EINTR) {
-                    continue;
-                }
-                gn_log_error(GN_LOG_ERR, &r->c->log, n == 0 ? 0 : errno,
-                             "gzip: reading the file to compress failed%s",
-                             n == 0 ? " (it shrank)" : "");
-                return NULL;
-            }
-            p += n;
-            off += n;
-            left -= (size_t) n;
+        if (gn_file_read(seg->fd, p, seg->len, seg->off) != GN_OK) {
+            gn_gzip_read_failed(r, errno);
+            return NULL;
         }
+        p += seg->len;
     }
 
     return buf;
@@ -748,14 +744,9 @@ gn_gzip_pump_more(const gn_api_t *api, gn_request_t *req, void *arg)
             seg->pos += n;
 
         } else {
-            n = pread(seg->fd, buf, gn_min(seg->len, sizeof(buf)), seg->off);
-            if (n <= 0) {
-                if (n == -1 && errno == EINTR) {
-                    continue;
-                }
-                gn_log_error(GN_LOG_ERR, &r->c->log, n == 0 ? 0 : errno,
-                             "gzip: reading the file to compress failed%s",
-                             n == 0 ? " (it shrank)" : "");
+            n = (ssize_t) gn_min(seg->len, sizeof(buf));
+            if (gn_file_read(seg->fd, buf, (size_t) n, seg->off) != GN_OK) {
+                gn_gzip_read_failed(r, errno);
                 (void) api->finish(req, 500);
                 return;
             }

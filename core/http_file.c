@@ -215,8 +215,7 @@ gn_int_t
 gn_http_file_body(gn_http_request_t *r, gn_fc_entry_t *e, off_t off,
     off_t len)
 {
-    u_char   *p;
-    ssize_t   n;
+    u_char  *p;
 
     if (e->content != NULL) {
         return gn_http_add_mem(r, e->content + off, (size_t) len);
@@ -227,8 +226,7 @@ gn_http_file_body(gn_http_request_t *r, gn_fc_entry_t *e, off_t off,
         if (p == NULL) {
             return GN_ERROR;
         }
-        n = pread(e->fd, p, (size_t) len, off);
-        if (n == len) {
+        if (gn_file_read(e->fd, p, (size_t) len, off) == GN_OK) {
             return gn_http_add_mem(r, p, (size_t) len);
         }
         /* short read (the file changed): let sendfile report it */

@@ -557,7 +557,6 @@ gn_http_module_send_fd(gn_http_request_t *r, int fd, int64_t offset,
     gn_pool_cleanup_t  *cln;
     struct stat         st;
     u_char             *p;
-    ssize_t             n;
     int                 dfd;
 
     if (r->module == NULL || r->finished || r->streaming || offset < 0) {
@@ -587,9 +586,7 @@ gn_http_module_send_fd(gn_http_request_t *r, int fd, int64_t offset,
             errno = ENOMEM;
             return GN_ERROR;
         }
-        n = pread(fd, p, (size_t) length, (off_t) offset);
-        if (n != (ssize_t) length) {
-            errno = n == -1 ? errno : EIO;
+        if (gn_file_read(fd, p, (size_t) length, (off_t) offset) != GN_OK) {
             return GN_ERROR;
         }
         return gn_http_add_mem(r, p, (size_t) length);
@@ -618,8 +615,7 @@ gn_http_module_read_file(gn_http_request_t *r, const char *path, size_t max,
 {
     gn_fc_entry_t  *e;
     u_char         *p;
-    size_t          size, got;
-    ssize_t         n;
+    size_t          size;
 
     e = gn_http_module_file(r, path);
     if (e == NULL) {
@@ -645,18 +641,8 @@ gn_http_module_read_file(gn_http_request_t *r, const char *path, size_t max,
         return GN_ERROR;
     }
 
-    for (got = 0; got < size; got += (size_t) n) {
-        n = pread(e->fd, p + got, size - got, (off_t) got);
-        if (n == -1 && errno == EINTR) {
-            n = 0;
-            continue;
-        }
-        if (n <= 0) {
-            if (n == 0) {
-                errno = EIO;                /* the file shrank */
-            }
-            return GN_ERROR;
-        }
+    if (gn_file_read(e->fd, p, size, 0) != GN_OK) {
+        return GN_ERROR;                    /* EIO: the file shrank */
     }
 
     *data = p;

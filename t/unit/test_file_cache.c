@@ -3,7 +3,7 @@
  * small files, LRU eviction (entries in use are skipped and outlive
  * their eviction), staleness, derived bytes (gzip's output) within
  * their budget and gone with their entry, the descriptor budget and giving back
- * descriptors, and the refusal of symlinks out of the root.
+ * descriptors, the refusal of symlinks out of the root, and gn_file_read.
  *
  * The cache is one per process and cannot be reset, so the cases run in
  * order on one cache of MAX entries, each with files of its own, and
@@ -415,6 +415,38 @@ test_budget(void)
 }
 
 
+/* gn_file_read: the bytes asked for, or EIO when the file ends first */
+static void
+test_read(void)
+{
+    char    path[256];
+    u_char  buf[64];
+    int     fd;
+
+    snprintf(path, sizeof(path), "%s/big", dir);
+    fd = open(path, O_RDONLY);
+    if (fd == -1) {
+        ok(0, "read: open %s: %s", path, strerror(errno));
+        return;
+    }
+
+    memset(buf, 0, sizeof(buf));
+    ok(gn_file_read(fd, buf, 10, 5) == GN_OK
+       && memcmp(buf, "5678901234", 10) == 0, "read: 10 bytes at 5");
+    ok(gn_file_read(fd, buf, 40, 0) == GN_OK
+       && memcmp(buf + 30, "0123456789", 10) == 0, "read: the whole file");
+    errno = 0;
+    ok(gn_file_read(fd, buf, 11, 30) == GN_ERROR && errno == EIO,
+       "read: past the end is EIO (the file shrank)");
+    ok(gn_file_read(fd, buf, 0, 100) == GN_OK, "read: nothing asked");
+    close(fd);
+
+    errno = 0;
+    ok(gn_file_read(fd, buf, 1, 0) == GN_ERROR && errno == EBADF,
+       "read: an error keeps its errno");
+}
+
+
 static void
 test_emfile(void)
 {
@@ -498,6 +530,7 @@ main(void)
     test_stale();
     test_derived();
     test_beneath();
+    test_read();
     test_budget();
     test_emfile();
 
