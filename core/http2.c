@@ -110,6 +110,8 @@ struct gn_h2_conn_s {
     nghttp2_session     *session;
     gn_h2_stream_t      *streams;       /* open */
     gn_h2_stream_t      *closed;        /* closed by nghttp2, to reap */
+    gn_h2_stream_t      *decoding;      /* the last stream begun: its head
+                                           is what is being decoded */
     gn_uint_t            nstreams;
     gn_uint_t            requests;      /* streams begun */
     gn_uint_t            timer_requests;  /* ... when the timer was set */
@@ -730,6 +732,9 @@ gn_h2_request_end(gn_h2_stream_t *st, gn_uint_t status)
 static void
 gn_h2_stream_free(gn_h2_stream_t *st)
 {
+    if (st->h2->decoding == st) {
+        st->h2->decoding = NULL;
+    }
     gn_timer_del(&st->timer);
     free(st->body);
     st->body = NULL;
@@ -839,6 +844,7 @@ gn_h2_on_begin_headers(nghttp2_session *session, const nghttp2_frame *frame,
     gn_h2_sb(h2_streams, 1);
 
     (void) nghttp2_session_set_stream_user_data(session, st->id, st);
+    h2->decoding = st;
 
     /* keepalive_requests: this is the last stream the connection takes */
     if (hcf->keepalive_requests > 0
@@ -887,7 +893,13 @@ gn_h2_on_header(nghttp2_session *session, const nghttp2_frame *frame,
     (void) session;
     (void) flags;
 
-    st = gn_h2_stream_get(h2, frame->hd.stream_id);
+    /* the fields of a head come between its begin and its end, with
+     * no other frame between (RFC 9113 6.10): most often the stream
+     * just begun, without a lookup in nghttp2's map a field */
+    st = h2->decoding;
+    if (st == NULL || st->id != frame->hd.stream_id) {
+        st = gn_h2_stream_get(h2, frame->hd.stream_id);
+    }
     if (st == NULL || st->r != NULL) {
         return 0;                       /* trailers: not kept */
     }
