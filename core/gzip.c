@@ -484,7 +484,7 @@ static void gn_gzip_s_abort(gn_http_request_t *r);
 static const gn_http_stream_t  gn_gzip_stream = {
     gn_gzip_s_limits, gn_gzip_s_respond, gn_gzip_s_send, gn_gzip_s_frame,
     gn_gzip_s_frame_end, gn_gzip_s_read_body, gn_gzip_s_wait,
-    gn_gzip_s_abort, NULL
+    gn_gzip_s_abort, NULL, NULL
 };
 
 

@@ -63,6 +63,7 @@ static void gn_http1_wait(gn_http_request_t *r);
 static void gn_http1_abort(gn_http_request_t *r);
 static void gn_http1_tunnel(gn_http_request_t *r, gn_conn_handler_pt handler,
     gn_conn_handler_pt on_close, void *data);
+static gn_uint_t gn_http1_verbatim(gn_http_request_t *r);
 static gn_int_t gn_http_server_limits(gn_http_request_t *r);
 static gn_srv_conf_t *gn_http_log_server(gn_conn_t *c);
 static gn_uint_t gn_http_alpn(gn_conn_t *c, gn_srv_conf_t *sc,
@@ -97,7 +98,8 @@ static const gn_http_stream_t  gn_http1_stream = {
     gn_http1_read_body,
     gn_http1_wait,
     gn_http1_abort,
-    gn_http1_tunnel
+    gn_http1_tunnel,
+    gn_http1_verbatim
 };
 
 static u_char  *gn_http_conn_free;        /* gn_http_conn_t, linked */
@@ -1295,13 +1297,21 @@ gn_http1_send(gn_http_request_t *r)
 }
 
 
+/* HTTP/1.0, or a length given: the body's bytes go as they are. */
+static gn_uint_t
+gn_http1_verbatim(gn_http_request_t *r)
+{
+    return r->head.version < GN_HTTP_VERSION_11 || r->stream_length;
+}
+
+
 static gn_int_t
 gn_http1_frame(gn_http_request_t *r, const u_char *data, size_t len)
 {
     char  hex[24];
     int   n;
 
-    if (r->head.version < GN_HTTP_VERSION_11 || r->stream_length) {
+    if (gn_http1_verbatim(r)) {
         return gn_http_sbuf_append(r, data, len);
     }
 
@@ -1320,7 +1330,7 @@ gn_http1_frame(gn_http_request_t *r, const u_char *data, size_t len)
 static gn_int_t
 gn_http1_frame_end(gn_http_request_t *r)
 {
-    if (r->head.version < GN_HTTP_VERSION_11 || r->stream_length) {
+    if (gn_http1_verbatim(r)) {
         return GN_OK;
     }
 

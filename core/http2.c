@@ -159,6 +159,7 @@ static gn_int_t gn_h2_frame_end(gn_http_request_t *r);
 static void gn_h2_read_body(gn_http_request_t *r);
 static void gn_h2_wait(gn_http_request_t *r);
 static void gn_h2_abort(gn_http_request_t *r);
+static gn_uint_t gn_h2_verbatim(gn_http_request_t *r);
 
 
 static const gn_http_stream_t  gn_h2_stream = {
@@ -170,7 +171,8 @@ static const gn_http_stream_t  gn_h2_stream = {
     gn_h2_read_body,
     gn_h2_wait,
     gn_h2_abort,
-    NULL                        /* no Upgrade in HTTP/2 (RFC 9113 8.2.2) */
+    NULL,                       /* no Upgrade in HTTP/2 (RFC 9113 8.2.2) */
+    gn_h2_verbatim
 };
 
 static nghttp2_session_callbacks  *gn_h2_callbacks;
@@ -1962,6 +1964,15 @@ static gn_int_t
 gn_h2_frame(gn_http_request_t *r, const u_char *data, size_t len)
 {
     return gn_http_sbuf_append(r, data, len);
+}
+
+
+/* DATA frames are made of the queued bytes as they are. */
+static gn_uint_t
+gn_h2_verbatim(gn_http_request_t *r)
+{
+    (void) r;
+    return 1;
 }
 
 

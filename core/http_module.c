@@ -32,6 +32,21 @@
 #define gn_stream_low(r)                                                     \
     gn_min(GN_STREAM_LOW, gn_stream_high(r) / 2)
 
+/* Buffers of streamed bytes, kept for the next responses of this child:
+ * a large streamed response grows its buffer up to past its high mark
+ * (256 KiB and a read by default), which malloc would give back to the
+ * system at its end, and the next response would fault in afresh. */
+#define GN_SBUF_KEEP       8
+#define GN_SBUF_KEEP_MAX   (1024 * 1024)
+
+typedef struct {
+    u_char  *buf;
+    size_t   cap;
+} gn_sbuf_kept_t;
+
+static gn_sbuf_kept_t  gn_sbufs[GN_SBUF_KEEP];
+static gn_uint_t       gn_nsbufs;
+
 
 static void gn_http_module_resume(gn_http_request_t *r);
 
@@ -131,8 +146,18 @@ gn_http_module_cleanup(void *data)
     gn_timer_del(&r->kick);
     gn_timer_del(&r->drained);
     r->drained_cb = NULL;
-    free(r->sbuf);
+
+    if (r->sbuf != NULL && r->sbuf_cap <= GN_SBUF_KEEP_MAX
+        && gn_nsbufs < GN_SBUF_KEEP)
+    {
+        gn_sbufs[gn_nsbufs].buf = r->sbuf;
+        gn_sbufs[gn_nsbufs].cap = r->sbuf_cap;
+        gn_nsbufs++;
+    } else {
+        free(r->sbuf);
+    }
     r->sbuf = NULL;
+    r->sbuf_cap = 0;
 }
 
 
@@ -406,10 +431,27 @@ gn_http_module_resume(gn_http_request_t *r)
 
 /* ---- the API's response calls ------------------------------------------- */
 
-gn_int_t
-gn_http_sbuf_append(gn_http_request_t *r, const void *data, size_t len)
+/* Streamed bytes were queued: they go out from the loop; GN_AGAIN when
+ * more than the stream's high mark wait (the module should pause). */
+static gn_int_t
+gn_http_module_queued(gn_http_request_t *r)
+{
+    gn_http_module_kick(r);
+    return r->sbuf_last - r->sbuf_pos > gn_stream_high(r) ? GN_AGAIN : GN_OK;
+}
+
+
+/* Room for len more bytes at the end of r->sbuf: GN_OK or GN_ERROR. */
+static gn_int_t
+gn_http_sbuf_reserve(gn_http_request_t *r, size_t len)
 {
     size_t  need;
+
+    if (r->sbuf == NULL && gn_nsbufs > 0) {
+        gn_nsbufs--;
+        r->sbuf = gn_sbufs[gn_nsbufs].buf;
+        r->sbuf_cap = gn_sbufs[gn_nsbufs].cap;
+    }
 
     if (r->sbuf_pos == r->sbuf_last) {
         r->sbuf_pos = r->sbuf_last = 0;
@@ -431,10 +473,46 @@ gn_http_sbuf_append(gn_http_request_t *r, const void *data, size_t len)
         }
     }
 
+    return GN_OK;
+}
+
+
+gn_int_t
+gn_http_sbuf_append(gn_http_request_t *r, const void *data, size_t len)
+{
+    if (gn_http_sbuf_reserve(r, len) != GN_OK) {
+        return GN_ERROR;
+    }
+
     memcpy(r->sbuf + r->sbuf_last, data, len);
     r->sbuf_last += len;
 
     return GN_OK;
+}
+
+
+u_char *
+gn_http_module_room(gn_http_request_t *r, size_t len, size_t *size)
+{
+    if (r->module == NULL || r->finished || !r->streaming
+        || r->stream->verbatim == NULL || !r->stream->verbatim(r)
+        || gn_http_sbuf_reserve(r, len) != GN_OK)
+    {
+        return NULL;
+    }
+
+    if (size != NULL) {
+        *size = r->sbuf_cap - r->sbuf_last;
+    }
+    return r->sbuf + r->sbuf_last;
+}
+
+
+gn_int_t
+gn_http_module_commit(gn_http_request_t *r, size_t len)
+{
+    r->sbuf_last += len;
+    return gn_http_module_queued(r);
 }
 
 
@@ -452,12 +530,10 @@ gn_http_module_write(gn_http_request_t *r, const void *data, size_t len)
     }
 
     if (r->streaming) {
-        if (len > 0 && r->stream->frame(r, data, len) != GN_OK) {
+        if (r->stream->frame(r, data, len) != GN_OK) {
             return GN_ERROR;
         }
-        gn_http_module_kick(r);
-        return r->sbuf_last - r->sbuf_pos > gn_stream_high(r) ? GN_AGAIN
-                                                               : GN_OK;
+        return gn_http_module_queued(r);
     }
 
     p = gn_pnalloc(r->pool, len);

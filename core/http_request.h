@@ -86,6 +86,11 @@ typedef struct {
      * GN_CONN_TUNNEL. The caller must not touch r again. */
     void      (*tunnel)(gn_http_request_t *r, gn_conn_handler_pt handler,
                         gn_conn_handler_pt on_close, void *data);
+
+    /* Whether frame() would queue r's bytes as they are, with no
+     * framing or coding of its own (NULL: never), so that they may be
+     * read straight into r->sbuf (gn_http_module_room). */
+    gn_uint_t (*verbatim)(gn_http_request_t *r);
 } gn_http_stream_t;
 
 struct gn_http_request_s {
@@ -233,6 +238,18 @@ gn_int_t gn_http_module_header(gn_http_request_t *r, const char *name,
     const char *value, gn_uint_t replace);
 gn_int_t gn_http_module_write(gn_http_request_t *r, const void *data,
     size_t len);
+/*
+ * A module's streamed bytes read in place (no copy): at least len bytes
+ * of room at the end of r's queue, *size in all (size may be NULL),
+ * when r streams and its stream queues bytes as they are (HTTP/2,
+ * HTTP/1.0, HTTP/1.1 with a length; not chunks, not gzip), else NULL
+ * (gn_http_module_write them).
+ * gn_http_module_commit then queues the n bytes written there, and
+ * returns as gn_http_module_write does: GN_OK, or GN_AGAIN when more
+ * than the stream's high mark wait.
+ */
+u_char *gn_http_module_room(gn_http_request_t *r, size_t len, size_t *size);
+gn_int_t gn_http_module_commit(gn_http_request_t *r, size_t n);
 gn_int_t gn_http_module_send_file(gn_http_request_t *r, const char *path,
     int64_t offset, int64_t length);
 gn_int_t gn_http_module_send_fd(gn_http_request_t *r, int fd,

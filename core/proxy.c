@@ -1276,6 +1276,8 @@ gn_proxy_next_status(gn_proxy_ctx_t *ctx, gn_uint_t status)
 
 
 static gn_int_t gn_proxy_body(gn_proxy_ctx_t *ctx, u_char *p, size_t n);
+static gn_int_t gn_proxy_read_direct(gn_proxy_ctx_t *ctx);
+static void gn_proxy_eof(gn_proxy_ctx_t *ctx, int err);
 
 
 /* The upstream's response head h, HTTP's or FastCGI's, is taken: to the
@@ -1427,13 +1429,11 @@ gn_proxy_drained(const gn_api_t *api, gn_request_t *rq, void *arg)
 }
 
 
-/* Passes n bytes on to the client. GN_OK, or GN_ERROR: cut. */
+/* Bytes for the client were queued with the result rc of the write:
+ * GN_OK, or GN_ERROR: cut. */
 static gn_int_t
-gn_proxy_write(gn_proxy_ctx_t *ctx, const u_char *p, size_t n)
+gn_proxy_queued(gn_proxy_ctx_t *ctx, gn_int_t rc)
 {
-    gn_int_t  rc;
-
-    rc = gn_http_module_write(ctx->r, p, n);
     if (rc == GN_ERROR) {
         gn_proxy_cut(ctx, "the response could not be queued");
         return GN_ERROR;
@@ -1453,6 +1453,14 @@ gn_proxy_write(gn_proxy_ctx_t *ctx, const u_char *p, size_t n)
     }
 
     return GN_OK;
+}
+
+
+/* Passes n bytes on to the client. GN_OK, or GN_ERROR: cut. */
+static gn_int_t
+gn_proxy_write(gn_proxy_ctx_t *ctx, const u_char *p, size_t n)
+{
+    return gn_proxy_queued(ctx, gn_http_module_write(ctx->r, p, n));
 }
 
 
@@ -1510,6 +1518,55 @@ gn_proxy_body(gn_proxy_ctx_t *ctx, u_char *p, size_t n)
         }
         return GN_OK;
     }
+}
+
+
+/*
+ * A body framed by its length or the close, for a client whose stream
+ * takes the bytes as they are: read straight into the client's queue,
+ * not copied there from ctx->buf. GN_OK (read on), GN_DECLINED (no
+ * such room: read into ctx->buf), else stop reading (GN_AGAIN: nothing
+ * came; GN_DONE, GN_ERROR: as gn_proxy_body).
+ */
+static gn_int_t
+gn_proxy_read_direct(gn_proxy_ctx_t *ctx)
+{
+    u_char   *room;
+    size_t    take;
+    ssize_t   n;
+
+    room = gn_http_module_room(ctx->r, ctx->buf_size, NULL);
+    if (room == NULL) {
+        return GN_DECLINED;
+    }
+
+    /* as many as a read into ctx->buf, so that bytes past the length
+     * are seen as they are there */
+    n = gn_upstream_recv(ctx->uc, room, ctx->buf_size);
+    if (n == GN_AGAIN) {
+        return GN_AGAIN;
+    }
+    if (n <= 0) {
+        gn_proxy_eof(ctx, n == 0 ? 0 : errno ? errno : EPROTO);
+        return GN_ERROR;
+    }
+
+    take = (size_t) n;
+    if (ctx->framing == GN_PROXY_BODY_LENGTH) {
+        take = (size_t) gn_min((off_t) n, ctx->left);
+        ctx->left -= (off_t) take;
+    }
+
+    if (gn_proxy_queued(ctx, gn_http_module_commit(ctx->r, take)) != GN_OK) {
+        return GN_ERROR;
+    }
+
+    if (ctx->framing == GN_PROXY_BODY_LENGTH && ctx->left == 0) {
+        gn_proxy_done(ctx, (size_t) n > take);
+        return GN_DONE;
+    }
+
+    return GN_OK;
 }
 
 
@@ -1704,8 +1761,9 @@ gn_proxy_eof(gn_proxy_ctx_t *ctx, int err)
 static void
 gn_proxy_read(gn_proxy_ctx_t *ctx)
 {
-    u_char   *end;
-    ssize_t   n;
+    u_char    *end;
+    ssize_t    n;
+    gn_int_t   rc;
 
     while (ctx->uc != NULL && !ctx->paused
            && ctx->state != GN_PROXY_TUNNEL)
@@ -1718,6 +1776,19 @@ gn_proxy_read(gn_proxy_ctx_t *ctx)
                                     "than proxy_buffer_size");
             gn_proxy_fail(ctx, GN_PROXY_NEXT_INVALID, 502, 1);
             return;
+        }
+
+        if (ctx->state == GN_PROXY_BODY && !ctx->fcgi
+            && (ctx->framing == GN_PROXY_BODY_LENGTH
+                || ctx->framing == GN_PROXY_BODY_CLOSE))
+        {
+            rc = gn_proxy_read_direct(ctx);
+            if (rc == GN_OK) {
+                continue;
+            }
+            if (rc != GN_DECLINED) {
+                return;
+            }
         }
 
         n = gn_upstream_recv(ctx->uc, ctx->buf + ctx->buf_len,

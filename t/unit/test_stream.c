@@ -202,7 +202,7 @@ t_abort(gn_http_request_t *r)
 
 static const gn_http_stream_t  t_stream = {
     t_limits, t_respond, t_send, t_frame, t_frame_end, t_read_body, t_wait,
-    t_abort, NULL
+    t_abort, NULL, NULL
 };
 
 
