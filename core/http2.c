@@ -1857,8 +1857,10 @@ gn_h2_respond(gn_http_request_t *r)
     p = r->segs[0].pos;
     end = p + r->segs[0].len;
 
-    for (n = 0, q = p; q < end; q++) {
-        n += (*q == '\n');
+    for (n = 0, q = p; (q = memchr(q, '\n', (size_t) (end - q))) != NULL;
+         q++)
+    {
+        n++;
     }
 
     nv = gn_palloc(r->pool, (n + 1) * sizeof(nghttp2_nv));
@@ -1868,7 +1870,10 @@ gn_h2_respond(gn_http_request_t *r)
         return;
     }
 
-    snprintf(status, 4, "%03u", (unsigned) (r->status % 1000));
+    status[0] = (char) ('0' + r->status / 100 % 10);
+    status[1] = (char) ('0' + r->status / 10 % 10);
+    status[2] = (char) ('0' + r->status % 10);
+    status[3] = '\0';
     /* the fields stay in r->pool until the stream is reaped, after
      * nghttp2 is done with it: no copies */
     nv[0].name = (uint8_t *) ":status";
