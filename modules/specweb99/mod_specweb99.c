@@ -441,10 +441,14 @@ sw_read_file(const char *path, size_t max, size_t *len, struct stat *st)
         return NULL;
     }
 
-    if (fstat(fd, st) == -1 || !S_ISREG(st->st_mode)
-        || (uint64_t) st->st_size > max)
-    {
+    if (fstat(fd, st) == -1) {
         close(fd);
+        return NULL;
+    }
+
+    if (!S_ISREG(st->st_mode) || (uint64_t) st->st_size > max) {
+        close(fd);
+        errno = S_ISREG(st->st_mode) ? EFBIG : EINVAL;
         return NULL;
     }
 
