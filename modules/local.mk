@@ -61,7 +61,8 @@ gn-modules-uninstall:
 GN_SPECWEB99_LOGIC = %reldir%/specweb99/specweb99_logic.c \
     %reldir%/specweb99/specweb99_logic.h
 
-%canon_reldir%_mod_specweb99_la_SOURCES = %reldir%/specweb99/mod_specweb99.c
+%canon_reldir%_mod_specweb99_la_SOURCES = %reldir%/specweb99/mod_specweb99.c \
+    $(GN_SPECWEB99_LOGIC)
 %canon_reldir%_mod_specweb99_la_CPPFLAGS = $(GN_MOD_CPPFLAGS)
 %canon_reldir%_mod_specweb99_la_CFLAGS = $(GN_MOD_CFLAGS)
 %canon_reldir%_mod_specweb99_la_LDFLAGS = $(GN_MOD_LDFLAGS)
