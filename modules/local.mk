@@ -55,7 +55,14 @@ gn-modules-uninstall:
 
 .PHONY: gn-modules-install gn-modules-uninstall
 
-%canon_reldir%_mod_specweb99_la_SOURCES = %reldir%/specweb99/mod_specweb99.c
+# specweb99_logic.c is the SPECweb99 logic itself, in libc and POSIX
+# only, compiled into the module and into the ISAPI extension below: each
+# keeps only its glue to its own API.
+GN_SPECWEB99_LOGIC = %reldir%/specweb99/specweb99_logic.c \
+    %reldir%/specweb99/specweb99_logic.h
+
+%canon_reldir%_mod_specweb99_la_SOURCES = %reldir%/specweb99/mod_specweb99.c \
+    $(GN_SPECWEB99_LOGIC)
 %canon_reldir%_mod_specweb99_la_CPPFLAGS = $(GN_MOD_CPPFLAGS)
 %canon_reldir%_mod_specweb99_la_CFLAGS = $(GN_MOD_CFLAGS)
 %canon_reldir%_mod_specweb99_la_LDFLAGS = $(GN_MOD_LDFLAGS)
@@ -67,7 +74,7 @@ EXTRA_DIST += %reldir%/specweb99/specweb99.cgi
 # bench/specweb99/run.sh --dynamic isapi needs it without `make check`.
 noinst_LTLIBRARIES += %reldir%/specweb99/isapi_specweb99.la
 %canon_reldir%_specweb99_isapi_specweb99_la_SOURCES = \
-    %reldir%/specweb99/isapi_specweb99.c
+    %reldir%/specweb99/isapi_specweb99.c $(GN_SPECWEB99_LOGIC)
 %canon_reldir%_specweb99_isapi_specweb99_la_CPPFLAGS = $(GN_ISAPI_CPPFLAGS)
 %canon_reldir%_specweb99_isapi_specweb99_la_CFLAGS = $(GN_CFLAGS)
 %canon_reldir%_specweb99_isapi_specweb99_la_LDFLAGS = $(GN_ISAPI_LDFLAGS)

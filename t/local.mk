@@ -53,7 +53,8 @@ GN_UNIT_TESTS = \
     %reldir%/unit/test_scoreboard_upgrade \
     %reldir%/unit/test_module \
     %reldir%/unit/test_feature \
-    %reldir%/unit/test_stream
+    %reldir%/unit/test_stream \
+    %reldir%/unit/test_specweb99_logic
 
 GN_UNIT_CFLAGS = $(AM_CFLAGS) $(GNUTLS_CFLAGS) $(PCRE2_CFLAGS) \
     $(NGHTTP2_CFLAGS)
@@ -130,6 +131,14 @@ check_PROGRAMS += $(GN_UNIT_TESTS)
     %reldir%/unit/t_cycle.c %reldir%/unit/t_cycle.h
 %canon_reldir%_unit_test_lookup_CFLAGS = $(GN_UNIT_CFLAGS)
 %canon_reldir%_unit_test_lookup_LDADD = $(GN_UNIT_LDADD)
+# the SPECweb99 logic of modules/specweb99, with no include path but its
+# own directory: it must build without the server's (or ISAPI's) headers
+%canon_reldir%_unit_test_specweb99_logic_SOURCES = \
+    %reldir%/unit/test_specweb99_logic.c %reldir%/tap.c %reldir%/tap.h \
+    modules/specweb99/specweb99_logic.c modules/specweb99/specweb99_logic.h
+%canon_reldir%_unit_test_specweb99_logic_CPPFLAGS = \
+    -I$(top_srcdir)/modules/specweb99
+%canon_reldir%_unit_test_specweb99_logic_CFLAGS = $(AM_CFLAGS)
 %canon_reldir%_unit_test_conn_SOURCES = %reldir%/unit/test_conn.c %reldir%/tap.c %reldir%/tap.h
 %canon_reldir%_unit_test_conn_CFLAGS = $(GN_UNIT_CFLAGS)
 %canon_reldir%_unit_test_conn_LDADD = $(GN_UNIT_LDADD)

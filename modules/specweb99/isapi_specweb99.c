@@ -2,9 +2,8 @@
  * isapi_specweb99: the dynamic part of the SPECweb99-style workload as an
  * ISAPI extension (issue 24, item 6): the operations of mod_specweb99
  * (modules/specweb99/mod_specweb99.c, whose header comment gives every
- * byte of them), written a second time against Microsoft's <windows.h>
- * and <httpext.h> only, as an IIS or Zeus extension is, and run by
- * mod_isapi:
+ * byte of them) against Microsoft's <windows.h> and <httpext.h> only, as
+ * an IIS or Zeus extension is, and run by mod_isapi:
  *
  *     load_module /usr/local/lib/gannet/mod_isapi.so;
  *
@@ -26,8 +25,9 @@
  *     Reset, so no restart is needed to change it.
  *
  * The pages, cookies, ad rotation, post log (format and flock() between
- * the children) and Fetch are mod_specweb99's, byte for byte. Where they
- * differ in means:
+ * the children) and Fetch are mod_specweb99's, byte for byte: the same
+ * code, specweb99_logic.c (libc and POSIX only, compiled into both), of
+ * which this file is the ISAPI glue. Where they differ in means:
  *
  *   - The file set. The server's open-file cache is not an ISAPI
  *     callback, so the extension keeps its own, per child: files of at
@@ -56,7 +56,7 @@
  * flock() for three short pread/pwrite calls.
  */
 
-#define _GNU_SOURCE  1                  /* memmem */
+#define _GNU_SOURCE  1                  /* pipe2 */
 
 #include <windows.h>
 #include <httpext.h>
@@ -72,22 +72,12 @@
 #include <spawn.h>
 #include <pthread.h>
 #include <unistd.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "specweb99_logic.h"
 
-#define SW_HEAD1       "<html>\n<head><title>SPECweb99 Dynamic GET & POST " \
-                       "Test</title></head>\n<body>\n"
-#define SW_TAIL        "\n</pre>\n</body></html>\n"
 
-#define SW_NADS        360
-#define SW_UP_REC      15
-#define SW_AD_REC      39
-#define SW_LOG_HEAD    11
-#define SW_LOG_REC     139
-#define SW_MAX_BODY    4096
-#define SW_MAX_PATH    4096
 #define SW_MAX_VAR     4096
 
 #define SW_CACHE_FILE  (128 * 1024)     /* classes 0 to 2 */
@@ -96,35 +86,9 @@
 #define SW_CACHE_HASH  16384
 #define SW_SEND_MEM    (16 * 1024)      /* the server's sendfile_min_size */
 
-#define SW_TAG         "<!WEB99CAD><IMG SRC=\"/file_set/dir"
-#define SW_TAG_LEN     (sizeof(SW_TAG) - 1)
-/* after SW_TAG: NNNNN/classX_Y"><!/WEB99CAD> */
-#define SW_TAG_REST    (5 + 6 + 3 + 14)
-
 #define SW_TEXT_HTML   "Content-Type: text/html\r\n"
 
 extern char  **environ;
-
-
-typedef struct {
-    uint32_t     dem;
-    uint32_t     weightings;
-    int32_t      minmatch;
-    int64_t      expiry;
-} sw_ad_t;
-
-
-/* Per child: the two data files of one root (the loop's thread only). */
-typedef struct {
-    char         root[SW_MAX_PATH];
-    time_t       checked;
-    struct stat  up_st;
-    struct stat  ad_st;
-    uint32_t    *users;
-    size_t       nusers;
-    sw_ad_t      ads[SW_NADS];
-    size_t       nads;
-} sw_data_t;
 
 
 /* Per child: a file of the file set in memory (the loop's thread only). */
@@ -143,20 +107,9 @@ typedef struct {
     EXTENSION_CONTROL_BLOCK  *ecb;
     char                      root[SW_MAX_PATH];
     char                      tool[SW_MAX_PATH];
-    char                      maxload[24];
-    char                      pttime[24];
-    char                      maxthread[24];
-    char                      exp1[24];
-    char                      exp2[24];
+    sw_reset_args_t           args;
     char                     *page;          /* header lines and wrapper */
 } sw_reset_t;
-
-
-/* A string of the request, or of ours; len bytes at data. */
-typedef struct {
-    size_t                len;
-    const unsigned char  *data;
-} sw_str_t;
 
 
 static sw_data_t   *sw_data;
@@ -165,126 +118,7 @@ static size_t       sw_cached;
 static int          sw_reload;          /* a Reset's thread: re-read */
 
 
-#define sw_str(s)  (int) (s).len, (s).data ? (const char *) (s).data : ""
-
-
 /* ---- helpers ------------------------------------------------------------ */
-
-/* A decimal number of at most 18 digits at p[0 .. len); -1 if not. */
-static int64_t
-sw_number(const unsigned char *p, size_t len)
-{
-    size_t   i;
-    int64_t  v;
-
-    if (len == 0 || len > 18) {
-        return -1;
-    }
-
-    v = 0;
-    for (i = 0; i < len; i++) {
-        if (p[i] < '0' || p[i] > '9') {
-            return -1;
-        }
-        v = v * 10 + (p[i] - '0');
-    }
-
-    return v;
-}
-
-
-/* Hex digits, spaces allowed in front ("%8X"). */
-static int
-sw_hex(const unsigned char *p, size_t len, uint32_t *out)
-{
-    size_t    i;
-    uint32_t  v;
-    int       digits;
-
-    v = 0;
-    digits = 0;
-
-    for (i = 0; i < len; i++) {
-        if (p[i] == ' ' && digits == 0) {
-            continue;
-        }
-        if (p[i] >= '0' && p[i] <= '9') {
-            v = v << 4 | (uint32_t) (p[i] - '0');
-        } else if (p[i] >= 'A' && p[i] <= 'F') {
-            v = v << 4 | (uint32_t) (p[i] - 'A' + 10);
-        } else if (p[i] >= 'a' && p[i] <= 'f') {
-            v = v << 4 | (uint32_t) (p[i] - 'a' + 10);
-        } else {
-            return -1;
-        }
-        digits++;
-    }
-
-    *out = v;
-
-    return digits ? 0 : -1;
-}
-
-
-/* A signed decimal, spaces allowed in front ("%3d", "%10d"). */
-static int
-sw_dec(const unsigned char *p, size_t len, int64_t *out)
-{
-    size_t  i;
-
-    for (i = 0; i < len && p[i] == ' '; i++) {
-        /* void */
-    }
-
-    if (i < len && p[i] == '-') {
-        *out = -sw_number(p + i + 1, len - i - 1);
-        return *out <= 0 && len - i > 1 ? 0 : -1;
-    }
-
-    *out = sw_number(p + i, len - i);
-
-    return *out >= 0 ? 0 : -1;
-}
-
-
-/* The value of `name=` in an &-separated list, or len 0. */
-static sw_str_t
-sw_param(const unsigned char *p, size_t len, const char *name)
-{
-    size_t    i, n, end;
-    sw_str_t  v = { 0, NULL };
-
-    n = strlen(name);    /* ours, not request bytes */
-
-    for (i = 0; i + n < len; i++) {
-
-        if ((i != 0 && p[i - 1] != '&')
-            || memcmp(p + i, name, n) != 0 || p[i + n] != '=')
-        {
-            continue;
-        }
-
-        for (end = i + n + 1; end < len && p[end] != '&'; end++) {
-            /* void */
-        }
-
-        v.data = p + i + n + 1;
-        v.len = end - (i + n + 1);
-        return v;
-    }
-
-    return v;
-}
-
-
-static int64_t
-sw_num_of(const unsigned char *p, size_t len, const char *name)
-{
-    sw_str_t  v = sw_param(p, len, name);
-
-    return sw_number(v.data, v.len);
-}
-
 
 /*
  * A server variable into buf (size bytes); its length, or -1 when the
@@ -302,135 +136,6 @@ sw_var(EXTENSION_CONTROL_BLOCK *ecb, const char *name, char *buf, DWORD size)
     }
 
     return (long) n - 1;              /* n counts the NUL */
-}
-
-
-/* The my_cookie cookie's user_id and last_ad (-1 when absent); returns
- * 0 when there is no my_cookie at all. */
-static int
-sw_cookie(const char *c, size_t len, int64_t *user, int64_t *last)
-{
-    size_t                i, end;
-    const unsigned char  *p = (const unsigned char *) c;
-
-    *user = -1;
-    *last = -1;
-
-    for (i = 0; i + 10 <= len; i++) {
-        if ((i == 0 || p[i - 1] == ' ' || p[i - 1] == ';')
-            && memcmp(p + i, "my_cookie=", 10) == 0)
-        {
-            break;
-        }
-    }
-
-    if (i + 10 > len) {
-        return 0;
-    }
-
-    i += 10;
-    for (end = i; end < len && p[end] != ';'; end++) {
-        /* void */
-    }
-
-    *user = sw_num_of(p + i, end - i, "user_id");
-    *last = sw_num_of(p + i, end - i, "last_ad");
-
-    return 1;
-}
-
-
-/* A relative file name under the root: no "..", no odd bytes. */
-static int
-sw_safe_path(const unsigned char *p, size_t len)
-{
-    size_t  i;
-
-    if (len == 0 || len > 512 || p[0] != '/') {
-        return 0;
-    }
-
-    for (i = 0; i < len; i++) {
-        if (!((p[i] >= 'a' && p[i] <= 'z') || (p[i] >= 'A' && p[i] <= 'Z')
-              || (p[i] >= '0' && p[i] <= '9') || p[i] == '/' || p[i] == '_'
-              || p[i] == '-' || p[i] == '.'))
-        {
-            return 0;
-        }
-        if (p[i] == '.' && i + 1 < len && p[i + 1] == '.') {
-            return 0;
-        }
-    }
-
-    return 1;
-}
-
-
-/* The X of a name ending in "classX_Y", or -1. */
-static int
-sw_class_of(const char *path)
-{
-    size_t  n;
-
-    n = strlen(path);
-    if (n < 8 || memcmp(path + n - 8, "class", 5) != 0
-        || path[n - 3] < '0' || path[n - 3] > '9' || path[n - 2] != '_'
-        || path[n - 1] < '0' || path[n - 1] > '9')
-    {
-        return -1;
-    }
-
-    return path[n - 3] - '0';
-}
-
-
-/* Reads a whole small file (a page-cache read). */
-static unsigned char *
-sw_read_file(const char *path, size_t max, size_t *len, struct stat *st)
-{
-    int             fd;
-    ssize_t         n;
-    size_t          got;
-    unsigned char  *buf;
-
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd == -1) {
-        return NULL;
-    }
-
-    if (fstat(fd, st) == -1) {
-        close(fd);
-        return NULL;
-    }
-
-    if (!S_ISREG(st->st_mode) || (uint64_t) st->st_size > max) {
-        close(fd);
-        errno = S_ISREG(st->st_mode) ? EFBIG : EINVAL;
-        return NULL;
-    }
-
-    buf = malloc((size_t) st->st_size + 1);
-    if (buf == NULL) {
-        close(fd);
-        return NULL;
-    }
-
-    got = 0;
-    while (got < (size_t) st->st_size) {
-        n = read(fd, buf + got, (size_t) st->st_size - got);
-        if (n == -1 && errno == EINTR) {
-            continue;
-        }
-        if (n <= 0) {
-            break;
-        }
-        got += (size_t) n;
-    }
-
-    close(fd);
-    *len = got;
-
-    return buf;
 }
 
 
@@ -454,237 +159,25 @@ sw_log(EXTENSION_CONTROL_BLOCK *ecb, const char *fmt, ...)
 }
 
 
-/* ---- the data files ------------------------------------------------------ */
-
-static int
-sw_same(const struct stat *a, const struct stat *b)
-{
-    return a->st_ino == b->st_ino && a->st_size == b->st_size
-           && a->st_mtim.tv_sec == b->st_mtim.tv_sec
-           && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
-}
-
-
+/* Where specweb99_logic.c's error lines go: sw_log(). */
 static void
-sw_load_users(EXTENSION_CONTROL_BLOCK *ecb, sw_data_t *d, const char *path)
+sw_errlog(void *arg, const char *line)
 {
-    size_t          len, i, n;
-    uint32_t       *users, dem;
-    unsigned char  *buf;
-    struct stat     st;
-
-    buf = sw_read_file(path, 256 * 1024 * 1024, &len, &st);
-    if (buf == NULL) {
-        sw_log(ecb, "specweb99: cannot read \"%s\": %s", path,
-               strerror(errno));
-        free(d->users);
-        d->users = NULL;
-        d->nusers = 0;
-        memset(&d->up_st, 0, sizeof(struct stat));
-        return;
-    }
-
-    n = len / SW_UP_REC;
-    users = malloc((n ? n : 1) * sizeof(uint32_t));
-    if (users == NULL) {
-        free(buf);
-        return;
-    }
-
-    for (i = 0; i < n; i++) {
-        if (sw_hex(buf + i * SW_UP_REC + 6, 8, &dem) != 0) {
-            sw_log(ecb, "specweb99: bad record %zu in \"%s\"", i, path);
-            dem = 0;
-        }
-        users[i] = dem;
-    }
-
-    free(buf);
-    free(d->users);
-    d->users = users;
-    d->nusers = n;
-    d->up_st = st;
+    sw_log(arg, "%s", line);
 }
 
 
-static void
-sw_load_ads(EXTENSION_CONTROL_BLOCK *ecb, sw_data_t *d, const char *path)
+/* A server variable from sw_var() (its length n, -1: none) as a string:
+ * its bytes up to the NUL, what "%s" printed of it. */
+static sw_str_t
+sw_var_str(long n, const char *v)
 {
-    size_t          len, i, n;
-    int64_t         minmatch, expiry;
-    unsigned char  *buf, *p;
-    struct stat     st;
+    sw_str_t  s;
 
-    buf = sw_read_file(path, SW_NADS * SW_AD_REC * 2, &len, &st);
-    if (buf == NULL) {
-        sw_log(ecb, "specweb99: cannot read \"%s\": %s", path,
-               strerror(errno));
-        d->nads = 0;
-        memset(&d->ad_st, 0, sizeof(struct stat));
-        return;
-    }
+    s.data = (const unsigned char *) v;
+    s.len = n >= 0 ? strlen(v) : 0;
 
-    n = len / SW_AD_REC;
-    if (n > SW_NADS) {
-        n = SW_NADS;
-    }
-
-    for (i = 0; i < n; i++) {
-        p = buf + i * SW_AD_REC;
-        /* "%5d %8X %8X %3d %10d\n": 0, 6, 15, 24, 28 */
-        if (sw_hex(p + 6, 8, &d->ads[i].dem) != 0
-            || sw_hex(p + 15, 8, &d->ads[i].weightings) != 0
-            || sw_dec(p + 24, 3, &minmatch) != 0
-            || sw_dec(p + 28, 10, &expiry) != 0)
-        {
-            sw_log(ecb, "specweb99: bad record %zu in \"%s\"", i, path);
-            n = i;
-            break;
-        }
-        d->ads[i].minmatch = (int32_t) minmatch;
-        d->ads[i].expiry = expiry;
-    }
-
-    free(buf);
-    d->nads = n;
-    d->ad_st = st;
-}
-
-
-/* Loads or re-reads the data files of `root` (force: now, or after a
- * Reset of this child's). The loop's thread only. */
-static sw_data_t *
-sw_data_get(EXTENSION_CONTROL_BLOCK *ecb, const char *root, int force)
-{
-    time_t       now;
-    char         up[SW_MAX_PATH + 32], ad[SW_MAX_PATH + 32];
-    struct stat  st;
-
-    if (strlen(root) >= SW_MAX_PATH) {
-        return NULL;
-    }
-
-    if (sw_data == NULL) {
-        sw_data = calloc(1, sizeof(sw_data_t));
-        if (sw_data == NULL) {
-            return NULL;
-        }
-    }
-
-    now = time(NULL);
-
-    if (__atomic_exchange_n(&sw_reload, 0, __ATOMIC_ACQ_REL)) {
-        force = 1;
-    }
-
-    if (strcmp(sw_data->root, root) != 0) {
-        snprintf(sw_data->root, sizeof(sw_data->root), "%s", root);
-        memset(&sw_data->up_st, 0, sizeof(struct stat));
-        memset(&sw_data->ad_st, 0, sizeof(struct stat));
-        force = 1;
-    }
-
-    if (!force && sw_data->checked == now) {
-        return sw_data;
-    }
-
-    sw_data->checked = now;
-    snprintf(up, sizeof(up), "%s/User.Personality", root);
-    snprintf(ad, sizeof(ad), "%s/Custom.Ads", root);
-
-    if (stat(up, &st) == -1 || force || !sw_same(&st, &sw_data->up_st)) {
-        sw_load_users(ecb, sw_data, up);
-    }
-
-    if (stat(ad, &st) == -1 || force || !sw_same(&st, &sw_data->ad_st)) {
-        sw_load_ads(ecb, sw_data, ad);
-    }
-
-    return sw_data;
-}
-
-
-/* The ad for a user: its id (-1: none) and weight. */
-static int
-sw_find_ad(sw_data_t *d, int64_t user, int64_t last, int *weight,
-    int *expired)
-{
-    size_t    i, id;
-    uint32_t  dem, w;
-    int       sum;
-
-    *weight = 0;
-    *expired = 0;
-
-    if (d == NULL || d->nads == 0 || user < 10000
-        || (uint64_t) (user - 10000) >= d->nusers
-        || last < 0 || last >= SW_NADS)
-    {
-        return -1;
-    }
-
-    for (i = 1; i <= d->nads; i++) {
-        id = ((size_t) last + i) % d->nads;
-        dem = d->users[user - 10000] & d->ads[id].dem;
-        w = d->ads[id].weightings;
-        sum = 0;
-
-        if (dem & 0x30000000) {
-            sum += (w >> 16) & 0xf;
-        }
-        if (dem & 0x0f000000) {
-            sum += (w >> 12) & 0xf;
-        }
-        if (dem & 0x00f00000) {
-            sum += (w >> 8) & 0xf;
-        }
-        if (dem & 0x000ffc00) {
-            sum += (w >> 4) & 0xf;
-        }
-        if (dem & 0x000003ff) {
-            sum += w & 0xf;
-        }
-
-        if (sum >= d->ads[id].minmatch) {
-            *weight = sum;
-            *expired = (int64_t) time(NULL) > d->ads[id].expiry;
-            return (int) id;
-        }
-    }
-
-    return -1;
-}
-
-
-/* Rewrites every ad tag in buf for ad `id`. */
-static void
-sw_rewrite(unsigned char *buf, size_t len, int id)
-{
-    unsigned char  *p, *end;
-    char            tmp[16];
-
-    end = buf + len;
-    p = buf;
-
-    while ((size_t) (end - p) >= SW_TAG_LEN + SW_TAG_REST) {
-        p = memmem(p, (size_t) (end - p), SW_TAG, SW_TAG_LEN);
-        if (p == NULL || (size_t) (end - p) < SW_TAG_LEN + SW_TAG_REST) {
-            return;
-        }
-
-        p += SW_TAG_LEN;
-        if (memcmp(p + 5, "/class", 6) != 0 || p[12] != '_'
-            || memcmp(p + 14, "\"><!/WEB99CAD>", 14) != 0)
-        {
-            continue;
-        }
-
-        snprintf(tmp, sizeof(tmp), "%05d", (id / 36) % 100000);
-        memcpy(p, tmp, 5);
-        p[11] = (unsigned char) ('0' + (id % 36) / 9);
-        p[13] = (unsigned char) ('0' + id % 9);
-        p += SW_TAG_REST;
-    }
+    return s;
 }
 
 
@@ -832,7 +325,7 @@ static long
 sw_head(EXTENSION_CONTROL_BLOCK *ecb, const char *cookie, char *buf,
     size_t size)
 {
-    int   n;
+    int   k, n;
     long  soft, addr, script, query;
     char  vsoft[256], vaddr[64], vscript[SW_MAX_VAR], vquery[SW_MAX_VAR];
 
@@ -841,20 +334,21 @@ sw_head(EXTENSION_CONTROL_BLOCK *ecb, const char *cookie, char *buf,
     script = sw_var(ecb, "SCRIPT_NAME", vscript, sizeof(vscript));
     query = sw_var(ecb, "QUERY_STRING", vquery, sizeof(vquery));
 
-    n = snprintf(buf, size, SW_TEXT_HTML "%s%s%s\r\n"
-                 SW_HEAD1 "<p>SERVER_SOFTWARE = %s\n"
-                 "<p>REMOTE_ADDR = %s\n<p>SCRIPT_NAME = %s\n"
-                 "<p>QUERY_STRING = %s\n<pre>\n",
+    k = snprintf(buf, size, SW_TEXT_HTML "%s%s%s\r\n",
                  cookie ? "Set-Cookie: " : "", cookie ? cookie : "",
-                 cookie ? "\r\n" : "",
-                 soft >= 0 ? vsoft : "", addr >= 0 ? vaddr : "",
-                 script >= 0 ? vscript : "", query >= 0 ? vquery : "");
-
-    if (n < 0 || (size_t) n >= size) {
+                 cookie ? "\r\n" : "");
+    if (k < 0 || (size_t) k >= size) {
         return -1;
     }
 
-    return n;
+    n = sw_head_format(buf + k, size - (size_t) k, sw_var_str(soft, vsoft),
+                       sw_var_str(addr, vaddr), sw_var_str(script, vscript),
+                       sw_var_str(query, vquery));
+    if (n < 0) {
+        return -1;
+    }
+
+    return (long) k + n;
 }
 
 
@@ -967,7 +461,7 @@ static DWORD
 sw_cad(EXTENSION_CONTROL_BLOCK *ecb, const char *root, const char *path,
     const char *cookie, size_t clen)
 {
-    int             id, weight, expired, cls, rc;
+    int             id, rc, force;
     char            set[128], head[2 * SW_MAX_VAR + 1024];
     int64_t         user, last;
     sw_data_t      *d;
@@ -975,19 +469,17 @@ sw_cad(EXTENSION_CONTROL_BLOCK *ecb, const char *root, const char *path,
     unsigned char  *buf;
     BOOL            ok;
 
-    if (!sw_cookie(cookie, clen, &user, &last)) {
+    if (!sw_cookie((const unsigned char *) cookie, clen, &user, &last)) {
         return sw_page(ecb, path, NULL);     /* no my_cookie: plain GET */
     }
 
-    d = sw_data_get(ecb, root, 0);
-    id = sw_find_ad(d, user, last, &weight, &expired);
+    /* the data files, re-read at once after a Reset of this child's: its
+     * thread only flags it, the loop's thread alone touches the data */
+    force = __atomic_exchange_n(&sw_reload, 0, __ATOMIC_ACQ_REL);
+    d = sw_data_get(&sw_data, root, force, sw_errlog, ecb);
 
-    snprintf(set, sizeof(set),
-             "found_cookie=Ad_id=%d&Ad_weight=%d&Expired=%d",
-             id, weight, expired);
-
-    cls = sw_class_of(path);
-    if (id < 0 || (cls != 1 && cls != 2)) {
+    id = sw_cad_select(d, user, last, path, set, sizeof(set));
+    if (id < 0) {
         return sw_page(ecb, path, set);
     }
 
@@ -1047,126 +539,20 @@ sw_get(EXTENSION_CONTROL_BLOCK *ecb, const char *root)
 }
 
 
-/* ---- the post log -------------------------------------------------------- */
-
-/* Opens ROOT/post.log and takes the lock shared by all the children. */
-static int
-sw_log_lock(EXTENSION_CONTROL_BLOCK *ecb, const char *root)
-{
-    int   fd;
-    char  path[SW_MAX_PATH + 16];
-
-    snprintf(path, sizeof(path), "%s/post.log", root);
-
-    fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd == -1) {
-        sw_log(ecb, "specweb99: open(\"%s\") failed: %s", path,
-               strerror(errno));
-        return -1;
-    }
-
-    while (flock(fd, LOCK_EX) == -1) {
-        if (errno != EINTR) {
-            sw_log(ecb, "specweb99: flock(\"%s\") failed: %s", path,
-                   strerror(errno));
-            close(fd);
-            return -1;
-        }
-    }
-
-    return fd;
-}
-
-
-/* The record count in the header; from the size when it is not valid. */
-static int64_t
-sw_log_count(int fd)
-{
-    char         head[SW_LOG_HEAD];
-    int64_t      n;
-    struct stat  st;
-
-    if (pread(fd, head, SW_LOG_HEAD, 0) == SW_LOG_HEAD
-        && head[SW_LOG_HEAD - 1] == '\n'
-        && sw_dec((unsigned char *) head, SW_LOG_HEAD - 1, &n) == 0
-        && n >= 0)
-    {
-        return n;
-    }
-
-    if (fstat(fd, &st) == -1 || st.st_size < SW_LOG_HEAD) {
-        return 0;
-    }
-
-    return (st.st_size - SW_LOG_HEAD) / SW_LOG_REC;
-}
-
-
-static int
-sw_log_set_count(int fd, int64_t n)
-{
-    char  head[SW_LOG_HEAD + 1];
-
-    snprintf(head, sizeof(head), "%10d\n", (int) n);
-
-    return pwrite(fd, head, SW_LOG_HEAD, 0) == SW_LOG_HEAD ? 0 : -1;
-}
-
-
 /* ---- POST ---------------------------------------------------------------- */
-
-/* The record of a POST: written at the end of the log, under the lock. */
-static int
-sw_post_log(EXTENSION_CONTROL_BLOCK *ecb, const char *root, const char *file,
-    int64_t dir, int64_t cls, int64_t num, int64_t client, int64_t user)
-{
-    int      fd, rc;
-    char     rec[SW_LOG_REC + 1];
-    int64_t  count;
-
-    fd = sw_log_lock(ecb, root);
-    if (fd == -1) {
-        return -1;
-    }
-
-    count = sw_log_count(fd);
-
-    /* the pid is the thread id too: the loop runs this, one thread */
-    snprintf(rec, sizeof(rec),
-             "%10d %10ld %10d %5d %2d %2d %10d %-60.60s %10d %10d\n",
-             (int) (count + 1), (long) time(NULL), (int) getpid(),
-             (int) dir, (int) cls, (int) num, (int) client, file,
-             (int) getpid(), (int) user);
-
-    rc = 0;
-    if (pwrite(fd, rec, SW_LOG_REC, SW_LOG_HEAD + count * SW_LOG_REC)
-        != SW_LOG_REC
-        || sw_log_set_count(fd, count + 1) != 0)
-    {
-        sw_log(ecb, "specweb99: writing post.log failed: %s",
-               strerror(errno));
-        rc = -1;
-    }
-
-    close(fd);    /* and the lock */
-
-    return rc;
-}
-
 
 static DWORD
 sw_post(EXTENSION_CONTROL_BLOCK *ecb, const char *root)
 {
-    char                  file[128], cookie[SW_MAX_VAR], set[64];
-    char                  path[SW_MAX_PATH + 128];
-    long                  clen;
-    int64_t               dir, cls, num, client, user, last;
-    sw_str_t              urlroot;
-    const unsigned char  *b;
-    size_t                blen;
+    char       cookie[SW_MAX_VAR], set[64], path[SW_MAX_PATH + 128];
+    long       clen;
+    int64_t    user, last;
+    sw_post_t  post;
 
     clen = sw_var(ecb, "HTTP_COOKIE", cookie, sizeof(cookie));
-    if (clen <= 0 || !sw_cookie(cookie, (size_t) clen, &user, &last)
+    if (clen <= 0
+        || !sw_cookie((const unsigned char *) cookie, (size_t) clen, &user,
+                      &last)
         || user < 0 || user > 2147483647)
     {
         return sw_error(ecb, 400);
@@ -1179,30 +565,16 @@ sw_post(EXTENSION_CONTROL_BLOCK *ecb, const char *root)
         return sw_error(ecb, 413);
     }
 
-    b = ecb->lpbData;
-    blen = ecb->cbTotalBytes;
-
-    urlroot = sw_param(b, blen, "urlroot");
-    dir = sw_num_of(b, blen, "dir");
-    cls = sw_num_of(b, blen, "class");
-    num = sw_num_of(b, blen, "num");
-    client = sw_num_of(b, blen, "client");
-
-    if (!sw_safe_path(urlroot.data, urlroot.len) || urlroot.len > 64
-        || dir < 0 || dir > 99999 || cls < 0 || cls > 9
-        || num < 0 || num > 9 || client < 0 || client > 2147483647)
-    {
+    if (sw_post_parse(&post, ecb->lpbData, ecb->cbTotalBytes) != 0) {
         return sw_error(ecb, 400);
     }
 
-    snprintf(file, sizeof(file), "%.*sdir%05d/class%d_%d", sw_str(urlroot),
-             (int) dir, (int) cls, (int) num);
-
-    if (sw_post_log(ecb, root, file, dir, cls, num, client, user) != 0) {
+    /* the record's thread id is the pid: the loop runs this, one thread */
+    if (sw_post_log(root, &post, user, sw_errlog, ecb) != 0) {
         return HSE_STATUS_ERROR;
     }
 
-    snprintf(path, sizeof(path), "%s%s", root, file);
+    snprintf(path, sizeof(path), "%s%s", root, post.file);
     snprintf(set, sizeof(set), "my_cookie=%d", (int) user);
 
     return sw_page(ecb, path, set);
@@ -1211,49 +583,34 @@ sw_post(EXTENSION_CONTROL_BLOCK *ecb, const char *root)
 
 /* ---- Fetch --------------------------------------------------------------- */
 
+/* Where Fetch's body goes: WriteClient. */
+static int
+sw_out(void *arg, const void *data, size_t len)
+{
+    return sw_write(arg, data, len) ? 0 : -1;
+}
+
+
 static DWORD
 sw_fetch(EXTENSION_CONTROL_BLOCK *ecb, const char *root)
 {
-    int          fd, rc;
-    char         buf[65536];
-    off_t        off;
-    ssize_t      n;
-    struct stat  st;
+    int    fd, rc;
+    off_t  size;
 
-    fd = sw_log_lock(ecb, root);
+    fd = sw_log_lock(root, sw_errlog, ecb);
     if (fd == -1) {
         return HSE_STATUS_ERROR;
     }
 
-    rc = 0;
-
-    if (fstat(fd, &st) == -1) {
-        rc = -1;
-
-    } else if (st.st_size < SW_LOG_HEAD) {
-        if (sw_log_set_count(fd, 0) != 0 || ftruncate(fd, SW_LOG_HEAD)) {
-            rc = -1;
-        }
-        st.st_size = SW_LOG_HEAD;
-
-    } else if (sw_log_count(fd) != (st.st_size - SW_LOG_HEAD) / SW_LOG_REC) {
-        rc = sw_log_set_count(fd, (st.st_size - SW_LOG_HEAD) / SW_LOG_REC);
-    }
+    rc = sw_log_repair(fd, &size);
 
     if (rc == 0 && !sw_send_head(ecb, "Content-Type: text/plain\r\n\r\n")) {
         rc = -1;
     }
 
     /* copied under the lock: the log as it is now, whatever follows */
-    for (off = 0; rc == 0 && off < st.st_size; off += n) {
-        n = pread(fd, buf, sizeof(buf), off);
-        if (n == -1 && errno == EINTR) {
-            n = 0;
-            continue;
-        }
-        if (n <= 0 || !sw_write(ecb, buf, (size_t) n)) {
-            rc = -1;
-        }
+    if (rc == 0) {
+        rc = sw_log_copy(fd, size, sw_out, ecb);
     }
 
     close(fd);
@@ -1271,17 +628,12 @@ sw_reset_log(EXTENSION_CONTROL_BLOCK *ecb, const char *root)
 {
     int  fd, rc;
 
-    fd = sw_log_lock(ecb, root);
+    fd = sw_log_lock(root, sw_errlog, ecb);
     if (fd == -1) {
         return -1;
     }
 
-    rc = 0;
-    if (ftruncate(fd, 0) == -1 || sw_log_set_count(fd, 0) != 0) {
-        sw_log(ecb, "specweb99: truncating post.log failed: %s",
-               strerror(errno));
-        rc = -1;
-    }
+    rc = sw_log_truncate(fd, sw_errlog, ecb);
 
     close(fd);
 
@@ -1299,7 +651,7 @@ sw_reset_log(EXTENSION_CONTROL_BLOCK *ecb, const char *root)
 static int
 sw_reset_run(sw_reset_t *rs, int step)
 {
-    int                         pfd[2], i, st, rc;
+    int                         pfd[2], st, rc;
     char                       *argv[16], err[512];
     size_t                      nerr;
     ssize_t                     n;
@@ -1308,22 +660,7 @@ sw_reset_run(sw_reset_t *rs, int step)
     posix_spawnattr_t           attr;
     posix_spawn_file_actions_t  fa;
 
-    i = 0;
-    argv[i++] = rs->tool;
-    argv[i++] = step ? "cadgen" : "upfgen";
-    argv[i++] = "-C";
-    argv[i++] = rs->root;
-    argv[i++] = step ? "-e" : "-n";
-    argv[i++] = step ? rs->pttime : rs->maxload;
-    if (rs->maxthread[0] != '\0') {
-        argv[i++] = "-t";
-        argv[i++] = rs->maxthread;
-    }
-    if (step == 1 && rs->exp1[0] != '\0') {
-        argv[i++] = rs->exp1;
-        argv[i++] = rs->exp2;
-    }
-    argv[i] = NULL;
+    sw_reset_argv(argv, rs->tool, rs->root, &rs->args, step);
 
     if (pipe2(pfd, O_CLOEXEC) == -1) {
         sw_log(rs->ecb, "specweb99: pipe() failed: %s", strerror(errno));
@@ -1384,9 +721,7 @@ sw_reset_run(sw_reset_t *rs, int step)
         }
     }
 
-    while (nerr > 0 && (err[nerr - 1] == '\n' || err[nerr - 1] == '\r')) {
-        nerr--;
-    }
+    nerr = sw_chomp(err, nerr);
     if (nerr > 0) {
         sw_log(rs->ecb, "specweb99: %s %s: %.*s", rs->tool, argv[1],
                (int) nerr, err);
@@ -1428,64 +763,6 @@ sw_reset_thread(void *arg)
     free(rs);
 
     return NULL;
-}
-
-
-/* Copies a number parameter (digits only); 0 on a bad one. */
-static int
-sw_num_param(sw_str_t q, const char *name, char *out, size_t size,
-    int required)
-{
-    sw_str_t  v;
-
-    v = sw_param(q.data, q.len, name);
-
-    if (v.len == 0) {
-        out[0] = '\0';
-        return !required;
-    }
-
-    if (v.len >= size || sw_number(v.data, v.len) < 0) {
-        return 0;
-    }
-
-    memcpy(out, v.data, v.len);
-    out[v.len] = '\0';
-
-    return 1;
-}
-
-
-/* exp=E1,E2: the range of ads cadgen makes expired (both or none). */
-static int
-sw_exp_param(sw_str_t q, sw_reset_t *rs)
-{
-    size_t    i;
-    sw_str_t  v;
-
-    v = sw_param(q.data, q.len, "exp");
-    if (v.len == 0) {
-        return 0;
-    }
-
-    for (i = 0; i < v.len && v.data[i] != ','; i++) {
-        /* void */
-    }
-
-    if (i == v.len || i >= sizeof(rs->exp1) || v.len - i - 1 == 0
-        || v.len - i - 1 >= sizeof(rs->exp2)
-        || sw_number(v.data, i) < 0
-        || sw_number(v.data + i + 1, v.len - i - 1) < 0)
-    {
-        return -1;
-    }
-
-    memcpy(rs->exp1, v.data, i);
-    rs->exp1[i] = '\0';
-    memcpy(rs->exp2, v.data + i + 1, v.len - i - 1);
-    rs->exp2[v.len - i - 1] = '\0';
-
-    return 0;
 }
 
 
@@ -1545,11 +822,7 @@ sw_reset(EXTENSION_CONTROL_BLOCK *ecb, const char *root)
     q.len = strlen(ecb->lpszQueryString);
     q.len = q.len > 14 ? q.len - 14 : 0;
 
-    bad = !sw_num_param(q, "maxload", rs->maxload, sizeof(rs->maxload), 1)
-          || !sw_num_param(q, "pttime", rs->pttime, sizeof(rs->pttime), 1)
-          || !sw_num_param(q, "maxthread", rs->maxthread,
-                           sizeof(rs->maxthread), 0)
-          || sw_exp_param(q, rs) != 0;
+    bad = sw_reset_parse(q, &rs->args) != 0;
 
     n = sw_head(ecb, NULL, page, sizeof(page) - sizeof(SW_TAIL));
     if (n >= 0) {
@@ -1610,30 +883,22 @@ HttpExtensionProc(EXTENSION_CONTROL_BLOCK *pECB)
         return HSE_STATUS_ERROR;
     }
 
-    if (strcmp(m, "POST") == 0) {
+    switch (sw_route((const unsigned char *) m, strlen(m),
+                     (const unsigned char *) q, strlen(q)))
+    {
+    case SW_OP_POST:
         return sw_post(pECB, root);
-    }
-
-    if (strcmp(m, "GET") != 0) {
+    case SW_OP_NOT_ALLOWED:
         return sw_error(pECB, 405);
-    }
-
-    if (strncmp(q, "command/", 8) == 0) {
-
-        if (strcmp(q + 8, "Fetch") == 0) {
-            return sw_fetch(pECB, root);
-        }
-
-        if (strncmp(q + 8, "Reset", 5) == 0
-            && (q[13] == '\0' || q[13] == '&'))
-        {
-            return sw_reset(pECB, root);
-        }
-
+    case SW_OP_FETCH:
+        return sw_fetch(pECB, root);
+    case SW_OP_RESET:
+        return sw_reset(pECB, root);
+    case SW_OP_BAD:
         return sw_error(pECB, 400);
+    default:                            /* SW_OP_GET */
+        return sw_get(pECB, root);
     }
-
-    return sw_get(pECB, root);
 }
 
 
@@ -1656,11 +921,7 @@ TerminateExtension(DWORD dwFlags)
     }
     sw_cached = 0;
 
-    if (sw_data != NULL) {
-        free(sw_data->users);
-        free(sw_data);
-        sw_data = NULL;
-    }
+    sw_data_free(&sw_data);
 
     return TRUE;
 }
