@@ -4,7 +4,8 @@
  * to its client: requests go through the phases (gn_http_core_start)
  * and their handlers -- static files, an error page, rewrite's return,
  * access rules, and a module (mod_example: a plain response, a request
- * body read through the stream, a response streamed from timers) --
+ * body read through the stream, a response streamed from timers, and
+ * core code's in-place writes into it, gn_http_module_room) --
  * over a connection with no I/O at all, whose ops fail the test if
  * anything calls them. What reaches the "client" is what the stream's
  * ops were given.
@@ -40,9 +41,15 @@ typedef struct {
     gn_uint_t   aborted;
     gn_uint_t   body_reads;     /* read_body() calls */
     const char *req_body;       /* what read_body delivers */
+    gn_uint_t   verbatim;       /* the stream says it takes bytes as
+                                   they are */
+    gn_uint_t   room_tried;     /* respond() tried the in-place room */
+    gn_uint_t   room_given;     /* ... and got it */
+    gn_int_t    commit_rc;
 } t_client_t;
 
 static t_client_t   t_cl;
+static gn_uint_t    t_next_verbatim;  /* t_cl.verbatim of the next request */
 static gn_uint_t    t_io;       /* the connection's I/O was used */
 static char         t_html[] = "/tmp/gn-test-stream-XXXXXX";
 
@@ -108,6 +115,25 @@ t_limits(gn_http_request_t *r)
 }
 
 
+/* Core code's in-place write (gn_http_module_room/commit) at the start
+ * of a streamed response: given only when the stream is verbatim. */
+static void
+t_room(gn_http_request_t *r)
+{
+    u_char  *p;
+    size_t   size = 0;
+
+    t_cl.room_tried = 1;
+    p = gn_http_module_room(r, 7, &size);
+    if (p == NULL) {
+        return;
+    }
+    t_cl.room_given = size >= 7;
+    memcpy(p, "direct\n", 7);
+    t_cl.commit_rc = gn_http_module_commit(r, 7);
+}
+
+
 static void
 t_respond(gn_http_request_t *r)
 {
@@ -136,6 +162,7 @@ t_respond(gn_http_request_t *r)
 
     t_cl.streamed = r->streaming;
     if (r->streaming) {
+        t_room(r);
         t_drain(r);
     }
 }
@@ -200,9 +227,17 @@ t_abort(gn_http_request_t *r)
 }
 
 
+static gn_uint_t
+t_verbatim(gn_http_request_t *r)
+{
+    (void) r;
+    return t_cl.verbatim;
+}
+
+
 static const gn_http_stream_t  t_stream = {
     t_limits, t_respond, t_send, t_frame, t_frame_end, t_read_body, t_wait,
-    t_abort, NULL, NULL
+    t_abort, NULL, t_verbatim
 };
 
 
@@ -228,6 +263,7 @@ t_request(const char *head, const char *body)
 
     memset(&t_cl, 0, sizeof(t_cl));
     t_cl.req_body = body;
+    t_cl.verbatim = t_next_verbatim;
     if (t_pool != NULL) {
         gn_pool_destroy(t_pool);            /* the previous request */
     }
@@ -348,6 +384,23 @@ test_module(void)
         diag("got: %s", t_cl.body);
     }
     ok(r != NULL && r->finished, "module stream: finished");
+    ok(t_cl.room_tried && !t_cl.room_given
+       && strstr(t_cl.body, "direct") == NULL,
+       "module stream: no in-place room when the stream frames its bytes");
+
+    t_next_verbatim = 1;
+    r = t_request("GET /ex/stream HTTP/1.1\r\nHost: x\r\n\r\n", NULL);
+    t_next_verbatim = 0;
+    ok(t_cl.room_given, "in-place room: given when the stream is verbatim");
+    is_int(t_cl.commit_rc, GN_OK, "in-place room: commit queues the bytes");
+    if (!ok(strstr(t_cl.body, "direct\n") != NULL
+            && strstr(t_cl.body, "tick 3\n") != NULL
+            && strstr(t_cl.body, "direct\n") < strstr(t_cl.body, "tick 3\n"),
+            "in-place room: its bytes go out in order with the module's"))
+    {
+        diag("got: %s", t_cl.body);
+    }
+    ok(r != NULL && r->finished, "in-place room: the stream finished");
 }
 
 
