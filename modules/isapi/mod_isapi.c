@@ -90,6 +90,7 @@ typedef struct {
     int                       pending;        /* it returned PENDING */
     int                       done;           /* DONE_WITH_SESSION */
     int                       finished;       /* api->finish called */
+    int                       gone;           /* ... as the client went */
     int                       head_set;       /* a header was sent */
     int                       streaming;      /* api->flush called */
     int                       last_write;     /* api->write's result */
@@ -1054,6 +1055,10 @@ isapi_write_client(HCONN ConnID, LPVOID Buffer, LPDWORD lpdwBytes,
                              NULL, dwReserved);
     }
 
+    if (ctx != NULL && ctx->gone) {
+        return isapi_fail(ERROR_NETNAME_DELETED);    /* as IIS's */
+    }
+
     if (ctx == NULL || lpdwBytes == NULL || ctx->finished
         || (Buffer == NULL && *lpdwBytes > 0))
     {
@@ -1094,6 +1099,10 @@ isapi_read_client(HCONN ConnID, LPVOID lpvBuffer, LPDWORD lpdwSize)
     if (isapi_on_thread()) {
         return isapi_marshal(ISAPI_CALL_READ, ConnID, lpvBuffer, lpdwSize,
                              NULL, 0);
+    }
+
+    if (ctx != NULL && ctx->gone) {
+        return isapi_fail(ERROR_NETNAME_DELETED);
     }
 
     if (ctx == NULL || lpdwSize == NULL || ctx->finished
@@ -1595,9 +1604,10 @@ isapi_gone(void *arg)
 
     ctx->r = NULL;
     ctx->finished = 1;
+    ctx->gone = 1;
     if (call != NULL) {
         ctx->blocked = NULL;
-        isapi_call_return(call, FALSE, ERROR_INVALID_HANDLE);
+        isapi_call_return(call, FALSE, ERROR_NETNAME_DELETED);
     }
 
     /* an async operation that can no longer complete: its completion

@@ -239,7 +239,9 @@ is($r->{body}, "from its own thread (write ok)\n",
 }
 
 # an async write outstanding when the client leaves: its completion comes,
-# with ERROR_NETNAME_DELETED (64), in the loop and on the pool
+# with ERROR_NETNAME_DELETED (64), in the loop and on the pool; or, when
+# the client goes between a completion and the next write, that write
+# fails with it
 for my $loc ('/t', '/th') {
     my $before = () = ($t->read_file('terminated') // '')
                       =~ /^completion error 64$/mg;

@@ -27,7 +27,8 @@
  *                writes "from its own thread (write ok|failed)\n" and says
  *                DONE_WITH_SESSION (the client may be gone by then)
  *   ?gone        PENDING; 1 MiB async writes, one a completion, until a
- *                completion reports an error: "completion error E" is
+ *                completion (or the write after one) reports an error:
+ *                "completion error E" is
  *                appended to $GN_ISAPI_TERM_FILE, then DONE_WITH_SESSION
  *   ?pump=N      PENDING; from the first async write's completion, N
  *                synchronous WriteClient calls of 64 KiB ("0123456789"
@@ -306,10 +307,13 @@ gone_done(EXTENSION_CONTROL_BLOCK *pECB, PVOID pContext, DWORD cbIO,
 
     (void) pContext;
     (void) cbIO;
-    if (dwError == NO_ERROR
-        && pECB->WriteClient(pECB->ConnID, block, &n, HSE_IO_ASYNC))
-    {
-        return;
+    if (dwError == NO_ERROR) {
+        if (pECB->WriteClient(pECB->ConnID, block, &n, HSE_IO_ASYNC)) {
+            return;
+        }
+        /* the client went between this completion and the next write:
+         * the write says so itself */
+        dwError = GetLastError();
     }
     if (f != NULL && (fp = fopen(f, "a")) != NULL) {
         fprintf(fp, "completion error %lu\n", (unsigned long) dwError);
