@@ -142,6 +142,14 @@ gn_int_t gn_http_parse_response(gn_http_head_t *h, u_char *buf, size_t len,
     gn_http_header_t *hdrs, size_t max);
 
 /*
+ * Where a head ended by CRLF CRLF ends in buf[0..len): the offset just
+ * past it, or 0 if it has not ended yet. from: how much of buf an
+ * earlier call had seen (0 at first), so each byte is looked at about
+ * once however the head arrives.
+ */
+size_t gn_http_head_crlf_end(const u_char *buf, size_t len, size_t from);
+
+/*
  * The end of a CGI response head (RFC 3875 6.2: lines end in LF or
  * CRLF) in buf[0..len), looked for from `from` on (a caller that reads
  * more gives where its last look ended): the length of the head with

@@ -174,18 +174,19 @@ gn_proxy_log_attempt(gn_proxy_ctx_t *ctx, gn_uint_t status, gn_uint_t fail)
 static gn_uint_t
 gn_proxy_hop_by_hop(const gn_str_t *name)
 {
-    static const gn_str_t  hop[] = {
-        gn_string("Connection"), gn_string("Keep-Alive"),
-        gn_string("Proxy-Connection"), gn_string("TE"),
-        gn_string("Trailer"), gn_string("Transfer-Encoding"),
-        gn_string("Upgrade")
-    };
-    gn_uint_t              i;
-
-    for (i = 0; i < gn_nelems(hop); i++) {
-        if (gn_str_caseeq_str(name, &hop[i])) {
-            return 1;
-        }
+    switch (name->len) {
+    case 2:
+        return gn_str_caseeq(name, "TE");
+    case 7:
+        return gn_str_caseeq(name, "Trailer")
+               || gn_str_caseeq(name, "Upgrade");
+    case 10:
+        return gn_str_caseeq(name, "Connection")
+               || gn_str_caseeq(name, "Keep-Alive");
+    case 16:
+        return gn_str_caseeq(name, "Proxy-Connection");
+    case 17:
+        return gn_str_caseeq(name, "Transfer-Encoding");
     }
 
     return 0;
@@ -1218,11 +1219,38 @@ gn_proxy_fields(gn_proxy_ctx_t *ctx, gn_http_head_t *h)
     gn_http_request_t  *r = ctx->r;
     gn_http_header_t   *hd, *out;
     gn_uint_t           i, listing;
+    u_char             *lo, *hi, *copy;
 
     r->resp_headers = gn_array_create(r->pool, h->nheaders + 1,
                                       sizeof(gn_http_header_t));
     if (r->resp_headers == NULL) {
         return GN_ERROR;
+    }
+
+    /* the fields outlive the buffer they were read into: one copy of
+     * the bytes they span, which they are moved onto */
+    lo = NULL;
+    hi = NULL;
+    for (i = 0; i < h->nheaders; i++) {
+        hd = &h->headers[i];
+        if (lo == NULL || hd->name.data < lo) {
+            lo = hd->name.data;
+        }
+        if (hi == NULL || hd->value.data + hd->value.len > hi) {
+            hi = hd->value.data + hd->value.len;
+        }
+    }
+    if (lo != NULL) {
+        copy = gn_pnalloc(r->pool, (size_t) (hi - lo));
+        if (copy == NULL) {
+            return GN_ERROR;
+        }
+        memcpy(copy, lo, (size_t) (hi - lo));
+        for (i = 0; i < h->nheaders; i++) {
+            hd = &h->headers[i];
+            hd->name.data = copy + (hd->name.data - lo);
+            hd->value.data = copy + (hd->value.data - lo);
+        }
     }
 
     listing = gn_proxy_conn_listed(h, NULL);
@@ -1238,9 +1266,7 @@ gn_proxy_fields(gn_proxy_ctx_t *ctx, gn_http_head_t *h)
             continue;
         }
         if (gn_str_caseeq(&hd->name, "Content-Type")) {
-            if (gn_pstrdup(r->pool, &hd->value, &r->content_type) == NULL) {
-                return GN_ERROR;
-            }
+            r->content_type = hd->value;
             continue;
         }
         if (gn_str_caseeq(&hd->name, "Location")) {
@@ -1250,11 +1276,10 @@ gn_proxy_fields(gn_proxy_ctx_t *ctx, gn_http_head_t *h)
             continue;
         }
         out = gn_array_push(r->resp_headers);
-        if (out == NULL || gn_pstrdup(r->pool, &hd->name, &out->name) == NULL
-            || gn_pstrdup(r->pool, &hd->value, &out->value) == NULL)
-        {
+        if (out == NULL) {
             return GN_ERROR;
         }
+        *out = *hd;
     }
 
     return GN_OK;
@@ -1574,12 +1599,11 @@ gn_proxy_read_direct(gn_proxy_ctx_t *ctx)
 static u_char *
 gn_proxy_head_end(gn_proxy_ctx_t *ctx)
 {
-    size_t   from = ctx->scanned >= 3 ? ctx->scanned - 3 : 0;
-    u_char  *e;
+    size_t  end;
 
-    e = memmem(ctx->buf + from, ctx->buf_len - from, "\r\n\r\n", 4);
+    end = gn_http_head_crlf_end(ctx->buf, ctx->buf_len, ctx->scanned);
     ctx->scanned = ctx->buf_len;
-    return e;
+    return end ? ctx->buf + end - 4 : NULL;
 }
 
 

@@ -19,19 +19,55 @@ gn_strlow(u_char *dst, const u_char *src, size_t n)
 }
 
 
+/* Field names and tokens mostly match byte for byte (a client's "Host"
+ * against our "Host"): they are compared a word at a time (the last,
+ * short word overlapping the one before) while they are equal, and by
+ * case from the first word that differs. */
 gn_int_t
 gn_strncasecmp(const u_char *s1, const u_char *s2, size_t n)
 {
-    u_char  c1, c2;
+    u_char    c1, c2;
+    size_t    i;
+    uint32_t  h1, h2, t1, t2;
+    uint64_t  w1, w2;
 
-    while (n-- > 0) {
-        c1 = gn_tolower(*s1);
-        c2 = gn_tolower(*s2);
+    i = 0;
+
+    if (n >= 8) {
+        for ( /* void */ ; n - i >= 8; i += 8) {
+            memcpy(&w1, s1 + i, 8);
+            memcpy(&w2, s2 + i, 8);
+            if (w1 != w2) {
+                goto bytes;
+            }
+        }
+        if (i == n) {
+            return 0;
+        }
+        memcpy(&w1, s1 + n - 8, 8);
+        memcpy(&w2, s2 + n - 8, 8);
+        if (w1 == w2) {
+            return 0;
+        }
+
+    } else if (n >= 4) {
+        memcpy(&h1, s1, 4);
+        memcpy(&h2, s2, 4);
+        memcpy(&t1, s1 + n - 4, 4);
+        memcpy(&t2, s2 + n - 4, 4);
+        if (h1 == h2 && t1 == t2) {
+            return 0;
+        }
+    }
+
+bytes:
+
+    for ( /* void */ ; i < n; i++) {
+        c1 = gn_tolower(s1[i]);
+        c2 = gn_tolower(s2[i]);
         if (c1 != c2) {
             return c1 - c2;
         }
-        s1++;
-        s2++;
     }
 
     return 0;

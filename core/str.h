@@ -19,13 +19,21 @@
     ((s)->len == sizeof(lit) - 1 && memcmp((s)->data, lit, sizeof(lit) - 1) == 0)
 #define gn_str_caseeq(s, lit)                                                 \
     ((s)->len == sizeof(lit) - 1                                              \
+     && gn_first_caseeq((s)->data, (const u_char *) lit, (s)->len)           \
      && gn_strncasecmp((s)->data, (u_char *) lit, sizeof(lit) - 1) == 0)
 
 /* a and b hold the same bytes but for ASCII case (equality only: the
  * lengths are compared first, which gn_str_casecmp's order cannot) */
 #define gn_str_caseeq_str(a, b)                                               \
     ((a)->len == (b)->len                                                     \
+     && gn_first_caseeq((a)->data, (b)->data, (a)->len)                      \
      && gn_strncasecmp((a)->data, (b)->data, (a)->len) == 0)
+
+/* n == 0, or the first bytes of a and b may be equal but for case (they
+ * are equal or differ in the 0x20 bit only): most strings of a length
+ * that are not the one sought are told apart here, without a call */
+#define gn_first_caseeq(a, b, n)                                              \
+    ((n) == 0 || (((a)[0] ^ (b)[0]) & ~0x20) == 0)
 
 /* printf helper: printf("%.*s", GN_STR_ARG(s)) */
 #define GN_STR_ARG(s)      (int) (s)->len, (const char *) (s)->data

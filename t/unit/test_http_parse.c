@@ -1560,6 +1560,173 @@ test_args_cookies(void)
 }
 
 
+/* gn_http_head_crlf_end: the end of a response head, found whole, and
+ * as it comes in pieces of every size (each call told what the last one
+ * saw), at the same place; a bare LF never ends it. */
+static void
+test_crlf_end(void)
+{
+    static const char  *heads[] = {
+        "HTTP/1.1 200 OK\r\nA: 1\r\n\r\nbody\r\n\r\n",
+        "\r\n\r\n",
+        "HTTP/1.1 204 x\r\n\r\n",
+        "A: 1\n\nB: 2\r\n\n\r\nC: 3\r\r\n\r\n\r\n"
+    };
+    static const size_t  want[] = { 25, 4, 18, 24 };
+    const u_char        *b;
+    size_t               i, len, step, at, got, seen;
+    gn_uint_t            bad = 0;
+
+    for (i = 0; i < gn_nelems(heads); i++) {
+        b = (const u_char *) heads[i];
+        len = strlen(heads[i]);
+        if (gn_http_head_crlf_end(b, len, 0) != want[i]) {
+            diag("head %zu: whole: %zu", i, gn_http_head_crlf_end(b, len, 0));
+            bad++;
+        }
+        for (step = 1; step <= len; step++) {
+            got = 0;
+            for (seen = 0, at = step; got == 0; at += step) {
+                at = gn_min(at, len);
+                got = gn_http_head_crlf_end(b, at, seen);
+                seen = at;
+                if (at == len) {
+                    break;
+                }
+            }
+            if (got != want[i]) {
+                diag("head %zu: in pieces of %zu: %zu", i, step, got);
+                bad++;
+            }
+        }
+    }
+    ok(bad == 0, "head_crlf_end: whole and in pieces of every size");
+    ok(gn_http_head_crlf_end((const u_char *) "A: 1\n\nB: 2\r\n", 13, 0)
+       == 0, "head_crlf_end: no end yet, bare LFs ignored");
+}
+
+
+/*
+ * Which limit a head breaks first decides the reason logged, and the
+ * scan checks a run of plain bytes at once: the reason must be the one
+ * a byte-by-byte check gives, however the head arrives. LIM_SMALL: a
+ * field line of 40 bytes at most, a head of 128. The long field line
+ * starts at 101: the head's limit is passed at 128, before the field's
+ * (at 141); a field line that starts at 25 passes its own first (65).
+ */
+static void
+test_scan_first_limit(void)
+{
+    static const struct {
+        const char  *head;
+        const char  *err;
+    } t[] = {
+        { "GET / HTTP/1.1\r\nHost: a\r\n"
+          "X-A: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n"
+          "X-C: ccccccccccccccccccccccccccccccc\r\n"
+          "X-B: bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+          "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb\r\n\r\n",
+          "request head too large" },
+        { "GET / HTTP/1.1\r\nHost: a\r\n"
+          "X-B: bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+          "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb\r\n\r\n",
+          "header field too large" }
+    };
+    size_t          i, len, k, head_len;
+    gn_int_t        rc;
+    gn_uint_t       bad;
+    gn_http_scan_t  s;
+
+    for (i = 0; i < gn_nelems(t); i++) {
+        len = strlen(t[i].head);
+        bad = 0;
+        for (k = 1; k <= len; k++) {        /* k bytes, then the rest */
+            memset(&s, 0, sizeof(s));
+            rc = gn_http_parse_head_end(&s, (const u_char *) t[i].head, k,
+                                        &limits[LIM_SMALL], &head_len);
+            if (rc == GN_AGAIN) {
+                rc = gn_http_parse_head_end(&s, (const u_char *) t[i].head,
+                                            len, &limits[LIM_SMALL],
+                                            &head_len);
+            }
+            if (rc != 431 || s.err == NULL || strcmp(s.err, t[i].err) != 0) {
+                diag("split at %zu: %d %s", k, (int) rc,
+                     s.err ? s.err : "(none)");
+                bad++;
+            }
+        }
+        ok(bad == 0, "scan: 431 \"%s\", split anywhere", t[i].err);
+    }
+}
+
+
+/*
+ * Every byte value, in a field name and in a field value at every
+ * position of values 1 to 20 bytes long (the value check looks at eight
+ * bytes at a time, the name check at a bitmap): a name takes exactly
+ * the tchars of RFC 9110 5.6.2, a value every byte but the controls
+ * other than HTAB, and DEL (5.5).
+ */
+static void
+test_byte_classes(void)
+{
+    static const char  tchars[] = "!#$%&'*+-.^_`|~";
+    u_char             buf[96], b;
+    size_t             n, i, len, bad_name, bad_value;
+    int                c;
+    gn_int_t           rc, want;
+    gn_http_head_t     h;
+    gn_http_header_t   hdrs[8];
+
+    bad_name = 0;
+    bad_value = 0;
+    for (c = 0; c < 256; c++) {
+        b = (u_char) c;
+
+        want = ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z')
+                || (c >= 'A' && c <= 'Z')
+                || (c != 0 && strchr(tchars, c) != NULL));
+        if (gn_http_token(&b, 1) != want) {
+            diag("byte 0x%02x: token %d", c, (int) !want);
+            bad_name++;
+        }
+        len = (size_t) snprintf((char *) buf, sizeof(buf),
+                                "GET / HTTP/1.1\r\nHost: a\r\nX%cY: 1"
+                                "\r\n\r\n", c ? c : '@');
+        if (c == 0) {
+            buf[26] = 0;
+        }
+        rc = gn_http_parse_head(&h, buf, len, &limits[0], hdrs, 8);
+        if (c != ':' && (rc == GN_OK) != want) {    /* "X:Y: 1" is good */
+            diag("byte 0x%02x in a name: %d", c, (int) rc);
+            bad_name++;
+        }
+
+        want = !((c < 0x20 && c != '\t') || c == 0x7f);
+        for (n = 1; n <= 20; n++) {
+            for (i = 0; i < n; i++) {
+                len = (size_t) snprintf((char *) buf, sizeof(buf),
+                                        "GET / HTTP/1.1\r\nHost: a\r\n"
+                                        "X: %.*s\r\n\r\n", (int) n,
+                                        "vvvvvvvvvvvvvvvvvvvv");
+                buf[28 + i] = b;
+                rc = gn_http_parse_head(&h, buf, len, &limits[0], hdrs, 8);
+                if ((rc == GN_OK) != want) {
+                    diag("byte 0x%02x at %zu of %zu in a value: %d", c, i, n,
+                         (int) rc);
+                    bad_value++;
+                }
+            }
+        }
+    }
+
+    is_int((gn_int_t) bad_name, 0, "bytes: a field name takes the tchars, "
+           "and only them");
+    is_int((gn_int_t) bad_value, 0, "bytes: a field value takes all but "
+           "controls (HTAB allowed) and DEL, at any place");
+}
+
+
 int
 main(void)
 {
@@ -1574,6 +1741,9 @@ main(void)
     test_head_misc();
     test_head_pipeline();
     test_head_linear();
+    test_byte_classes();
+    test_scan_first_limit();
+    test_crlf_end();
 
     for (i = 0; i < gn_nelems(chunk_cases); i++) {
         run_chunk_case(&chunk_cases[i]);

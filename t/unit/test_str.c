@@ -115,10 +115,71 @@ test_escape_html(void)
 }
 
 
+/* gn_strncasecmp against a byte-by-byte reference, over every length
+ * up to 20 and a difference (of case, or of byte) at every position:
+ * its word-at-a-time start must neither miss a difference nor see one
+ * that case hides, and the sign must be the first differing byte's. */
+static int
+ref_strncasecmp(const u_char *a, const u_char *b, size_t n)
+{
+    size_t  i;
+
+    for (i = 0; i < n; i++) {
+        if (gn_tolower(a[i]) != gn_tolower(b[i])) {
+            return gn_tolower(a[i]) - gn_tolower(b[i]);
+        }
+    }
+    return 0;
+}
+
+
+static void
+test_strncasecmp(void)
+{
+    static const u_char  base[] = "Content-Length-Xy:9";
+    u_char               a[24], b[24];
+    size_t               n, i, bad;
+    int                  got, want, k;
+
+    bad = 0;
+    for (n = 0; n <= 20; n++) {
+        for (i = 0; i < n; i++) {
+            for (k = 0; k < 3; k++) {
+                memcpy(a, base, 20);
+                memcpy(b, base, 20);
+                if (k == 0) {
+                    b[i] ^= 0x20;           /* case, or a real difference */
+                } else if (k == 1) {
+                    b[i] = (u_char) (b[i] + 1);
+                } else {
+                    a[i] = 0xff;
+                }
+                got = (int) gn_strncasecmp(a, b, n);
+                want = ref_strncasecmp(a, b, n);
+                if ((got > 0) != (want > 0) || (got < 0) != (want < 0)) {
+                    diag("n %zu at %zu kind %d: got %d, want %d", n, i, k,
+                         got, want);
+                    bad++;
+                }
+            }
+        }
+    }
+    is_int((gn_int_t) bad, 0, "strncasecmp: as the reference, every "
+           "length and position");
+    ok(gn_strncasecmp((u_char *) "TRANSFER-encoding",
+                      (u_char *) "transfer-ENCODING", 17) == 0,
+       "strncasecmp: case differs in every word");
+    ok(gn_strncasecmp((u_char *) "If-Modified-Sincx",
+                      (u_char *) "if-modified-since", 17) > 0,
+       "strncasecmp: a difference in the tail after equal-by-case words");
+}
+
+
 int
 main(void)
 {
     test_strlow();
+    test_strncasecmp();
     test_numbers();
     test_reserve();
     test_escape_html();
