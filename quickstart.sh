@@ -23,7 +23,7 @@ say() { printf '== %s\n' "$*"; }
 die() { printf 'quickstart: %s\n' "$*" >&2; exit 1; }
 
 # Debian packages: the build, then what the tests talk to the server with.
-build_pkgs="autoconf automake libtool pkg-config make gcc libgnutls28-dev libpcre2-dev libcrypt-dev libnghttp2-dev zlib1g-dev libdeflate-dev"
+build_pkgs="autoconf automake libtool pkg-config make gcc libgnutls28-dev libpcre2-dev libcrypt-dev libnghttp2-dev zlib1g-dev libdeflate-dev liburing-dev"
 test_pkgs="perl curl nghttp2-client python3-h2 python3-hyperframe gnutls-bin openssl libio-socket-ssl-perl python3-cryptography abigail-tools clang libclang-rt-14-dev wrk gdb testssl.sh valgrind systemd logrotate chromium memcached php8.2-fpm"
 
 missing_pkgs() {

@@ -32,6 +32,7 @@
 #include "regex.h"
 #include "caps.h"
 #include "upstream.h"
+#include "sendq.h"
 
 
 
@@ -365,6 +366,12 @@ gn_child_run(gn_cycle_t *cycle, gn_int_t slot, gn_uint_t generation)
     {
         gn_log_error(GN_LOG_EMERG, &cycle->log, errno,
                      "child initialisation failed");
+        exit(2);
+    }
+
+    if (gn_sendq_init((gn_uint_t) cycle->main->batch_writes, &cycle->log)
+        != GN_OK)
+    {
         exit(2);
     }
 

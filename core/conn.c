@@ -605,6 +605,12 @@ gn_conn_event_handler(gn_io_t *io, uint32_t events)
             c->read_on_write = 0;     /* TLS's read waited for a write */
             c->read_ready = 1;
         }
+        /* what a batched write left behind goes on its own, whether the
+         * protocol writes again or waits for a request (an error is its
+         * next write's) */
+        if (c->sq.back_len != 0 && c->state != GN_CONN_LINGERING) {
+            (void) gn_sendq_push(&c->sq);
+        }
     }
 
     if (c->state == GN_CONN_LINGERING) {
@@ -628,8 +634,26 @@ gn_conn_linger_timeout(gn_timer_t *t)
 static void
 gn_conn_linger(gn_conn_t *c)
 {
-    u_char   buf[4096];
-    ssize_t  n;
+    u_char    buf[4096];
+    ssize_t   n;
+    gn_int_t  rc;
+
+    if (c->tls == NULL && gn_sendq_pending(&c->sq)) {
+        /* the response's last batched bytes, then the FIN */
+        rc = gn_sendq_push(&c->sq);
+        if (rc == GN_AGAIN
+            && gn_current_msec - c->state_since < GN_LINGER_MAX_MSEC)
+        {
+            gn_timer_set(&c->timer, gn_min(GN_LINGER_MSEC, GN_LINGER_MAX_MSEC
+                                    - (gn_current_msec - c->state_since)));
+            return;                     /* on the next EPOLLOUT */
+        }
+        if (rc != GN_OK) {
+            gn_conn_close(c);           /* it gave up: dropped */
+            return;
+        }
+        (void) shutdown(c->io.fd, SHUT_WR);
+    }
 
     if (c->tls != NULL) {
         if (c->listen->layer->shutdown(c) == GN_AGAIN) {
@@ -675,7 +699,7 @@ gn_conn_linger_start(gn_conn_t *c)
     c->timer.data = c;
     gn_timer_set(&c->timer, GN_LINGER_MSEC);
 
-    if (c->tls == NULL) {
+    if (c->tls == NULL && !gn_sendq_pending(&c->sq)) {
         (void) shutdown(c->io.fd, SHUT_WR);
     }
 
@@ -711,6 +735,21 @@ gn_conn_close(gn_conn_t *c)
     c->handler = NULL;
     c->on_drain = NULL;
     c->data = NULL;
+
+    /* batched bytes go before the close; those the socket has no room
+     * for yet keep it open, lingering, until they are out (or its
+     * limits pass); lingering already, they are dropped */
+    if (gn_sendq_pending(&c->sq) && c->io.fd != -1
+        && c->state != GN_CONN_LINGERING
+        && gn_sendq_push(&c->sq) == GN_AGAIN)
+    {
+        gn_log_error(GN_LOG_DEBUG, &c->log, 0, "closing with %zu bytes "
+                     "still to send: lingering until they are out",
+                     c->sq.back_len - c->sq.back_pos);
+        gn_conn_linger_start(c);
+        return;
+    }
+    gn_sendq_drop(&c->sq);
 
     if (c->linger_close && c->io.fd != -1 && !c->eof) {
         gn_conn_linger_start(c);
@@ -903,33 +942,22 @@ gn_conn_plain_recv(gn_conn_t *c, u_char *buf, size_t len)
 static ssize_t
 gn_conn_plain_writev(gn_conn_t *c, struct iovec *iov, int n, int more)
 {
-    struct msghdr  msg;
-    ssize_t        sent;
-
-    memset(&msg, 0, sizeof(msg));
-    msg.msg_iov = iov;
-    msg.msg_iovlen = (size_t) n;
-
-    do {
-        sent = sendmsg(c->io.fd, &msg, MSG_NOSIGNAL | (more ? MSG_MORE : 0));
-    } while (sent == -1 && errno == EINTR);
-
-    if (sent >= 0) {
-        return sent;
-    }
-
-    if (errno == EAGAIN || errno == EWOULDBLOCK) {
-        return GN_AGAIN;
-    }
-
-    return GN_ERROR;
+    return gn_sendq_writev(&c->sq, c->io.fd, iov, n, more);
 }
 
 
 static ssize_t
 gn_conn_plain_sendfile(gn_conn_t *c, int fd, off_t *off, size_t len)
 {
-    ssize_t  n;
+    ssize_t   n;
+    gn_int_t  rc;
+
+    if (gn_sendq_pending(&c->sq)) {
+        rc = gn_sendq_push(&c->sq);          /* the head goes first */
+        if (rc != GN_OK) {
+            return rc;
+        }
+    }
 
     do {
         n = sendfile(c->io.fd, fd, off, len);

@@ -21,6 +21,7 @@
 #include "timer.h"
 #include "pool.h"
 #include "cycle.h"
+#include "sendq.h"
 
 
 typedef struct gn_conn_s          gn_conn_t;
@@ -155,6 +156,8 @@ struct gn_conn_s {
     gn_conn_handler_pt       on_close;
     gn_conn_handler_pt       on_drain;
     void                    *data;
+
+    gn_sendq_t               sq;           /* plain writes (sendq.h) */
 
     u_char                  *buf;          /* read buffer, or NULL idle */
     size_t                   buf_size;

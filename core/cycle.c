@@ -38,6 +38,15 @@ static char *gn_cycle_error_page(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
     void *conf);
 static char *gn_cycle_chroot(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
     void *conf);
+static char *gn_cycle_batch_writes(gn_conf_t *cf, const gn_conf_cmd_t *cmd,
+    void *conf);
+
+/* batch_writes is on where it can be */
+#if (GN_HAVE_IO_URING)
+#define GN_BATCH_WRITES_DEFAULT  1
+#else
+#define GN_BATCH_WRITES_DEFAULT  0
+#endif
 
 
 /*
@@ -94,6 +103,9 @@ static const gn_conf_cmd_t  gn_cycle_commands[] = {
     { gn_string("rlimit_nofile"), GN_CONF_MAIN | GN_CONF_TAKE1,
       gn_conf_set_num_slot, GN_CONF_MAIN_CONF,
       gn_main_offset(rlimit_nofile), &gn_conf_num_min_1, NULL },
+    { gn_string("batch_writes"), GN_CONF_MAIN | GN_CONF_FLAG,
+      gn_cycle_batch_writes, GN_CONF_MAIN_CONF,
+      gn_main_offset(batch_writes), NULL, NULL },
     { gn_string("server"), GN_CONF_MAIN | GN_CONF_BLOCK | GN_CONF_NOARGS,
       gn_cycle_server, GN_CONF_MAIN_CONF, 0, NULL, NULL },
 
@@ -244,6 +256,29 @@ gn_loc_conf_merge(gn_conf_t *cf, gn_loc_conf_t *lc, gn_loc_conf_t *prev)
     }
 
     return GN_OK;
+}
+
+
+static char *
+gn_cycle_batch_writes(gn_conf_t *cf, const gn_conf_cmd_t *cmd, void *conf)
+{
+    gn_main_conf_t  *mc = conf;
+    char            *rv;
+
+    rv = gn_conf_set_flag_slot(cf, cmd, conf);
+
+#if !(GN_HAVE_IO_URING)
+    if (rv == GN_CONF_OK && mc->batch_writes) {
+        gn_conf_error(cf, "\"batch_writes on\" needs io_uring, and this "
+                      "gannet was built without it (configure "
+                      "--without-io-uring, or no liburing)");
+        return GN_CONF_ERROR;
+    }
+#else
+    (void) mc;
+#endif
+
+    return rv;
 }
 
 
@@ -954,6 +989,7 @@ gn_cycle_init_conf(gn_cycle_t *cycle, gn_conf_t *cf, const char *conf_file,
     mc->children = GN_CONF_UNSET;
     mc->shutdown_timeout = GN_CONF_UNSET_MSEC;
     mc->max_connections = GN_CONF_UNSET;
+    mc->batch_writes = GN_CONF_UNSET;
     mc->rlimit_nofile = GN_CONF_UNSET;
     cycle->main = mc;
 
@@ -1145,6 +1181,7 @@ gn_cycle_create(const char *conf_file, const char *prefix, char *err,
     }
     gn_conf_init_msec_value(mc->shutdown_timeout, 10000);
     gn_conf_init_value(mc->max_connections, 1024);
+    gn_conf_init_value(mc->batch_writes, GN_BATCH_WRITES_DEFAULT);
 
     ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     gn_conf_init_value(mc->children, 0);

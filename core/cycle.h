@@ -126,6 +126,7 @@ typedef struct {
     gn_msec_t         shutdown_timeout;
     gn_int_t          max_connections;
     gn_int_t          rlimit_nofile;  /* GN_CONF_UNSET: keep the limit */
+    gn_flag_t         batch_writes;   /* sendq.h */
     gn_array_t        servers;     /* of gn_srv_conf_t * */
 } gn_main_conf_t;
 

@@ -8,6 +8,7 @@
 #include "event.h"
 #include "timer.h"
 #include "log.h"
+#include "sendq.h"
 
 
 static int                  gn_epfd = -1;
@@ -95,6 +96,10 @@ gn_event_process(int timeout, const sigset_t *mask)
     int        n, i, err;
     uintptr_t  p;
     gn_io_t   *io;
+
+    /* the small writes of the last round (and of whatever ran between
+     * rounds) out, in one system call, before the wait */
+    gn_sendq_flush();
 
     n = epoll_pwait(gn_epfd, gn_events, (int) gn_nevents, timeout, mask);
     err = errno;

@@ -21,6 +21,7 @@ noinst_LTLIBRARIES += %reldir%/libgncore.la
     %reldir%/child.c %reldir%/child.h \
     %reldir%/caps.c %reldir%/caps.h \
     %reldir%/event.c %reldir%/event.h \
+    %reldir%/sendq.c %reldir%/sendq.h \
     %reldir%/timer.c %reldir%/timer.h \
     %reldir%/listen.c %reldir%/listen.h \
     %reldir%/conn.c %reldir%/conn.h \
@@ -65,9 +66,9 @@ if GN_HTTP2
 endif
 %canon_reldir%_libgncore_la_CFLAGS = $(AM_CFLAGS) $(GNUTLS_CFLAGS) \
     $(PCRE2_CFLAGS) $(NGHTTP2_CFLAGS) $(ZLIB_CFLAGS) \
-    $(LIBDEFLATE_CFLAGS)
+    $(LIBDEFLATE_CFLAGS) $(LIBURING_CFLAGS)
 %canon_reldir%_libgncore_la_LIBADD = $(GNUTLS_LIBS) $(PCRE2_LIBS) \
-    $(NGHTTP2_LIBS) $(ZLIB_LIBS) $(LIBDEFLATE_LIBS)
+    $(NGHTTP2_LIBS) $(ZLIB_LIBS) $(LIBDEFLATE_LIBS) $(LIBURING_LIBS)
 
 sbin_PROGRAMS += %reldir%/gannet
 %canon_reldir%_gannet_SOURCES = %reldir%/main.c

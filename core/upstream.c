@@ -526,6 +526,10 @@ gn_upstream_io(gn_io_t *io, uint32_t events)
 {
     gn_upstream_conn_t  *uc = io->data;
 
+    if ((events & (GN_EV_OUT | GN_EV_ERR)) && uc->sq.back_len != 0) {
+        (void) gn_sendq_push(&uc->sq);   /* an error is the next send's */
+    }
+
     uc->handler(uc, events);
 }
 
@@ -557,6 +561,11 @@ gn_upstream_close(gn_upstream_conn_t *uc)
     if (uc->tls != NULL) {
         gn_tls_client_free(uc->tls);
         uc->tls = NULL;
+    }
+    if (gn_sendq_pending(&uc->sq)) {
+        /* a tunnel's last bytes: whatever fits now */
+        (void) gn_sendq_push(&uc->sq);
+        gn_sendq_drop(&uc->sq);
     }
     if (uc->io.fd != -1) {
         (void) close(uc->io.fd);          /* leaves the epoll set too */
@@ -958,21 +967,15 @@ gn_upstream_child_exit(void)
 ssize_t
 gn_upstream_send(gn_upstream_conn_t *uc, const u_char *p, size_t n)
 {
-    ssize_t  rc;
+    struct iovec  iov;
 
     if (uc->tls != NULL) {
         return gn_tls_client_send(uc->tls, p, n);
     }
 
-    do {
-        rc = send(uc->io.fd, p, n, MSG_NOSIGNAL);
-    } while (rc == -1 && errno == EINTR);
-
-    if (rc == -1) {
-        return errno == EAGAIN || errno == EWOULDBLOCK ? GN_AGAIN
-                                                       : GN_ERROR;
-    }
-    return rc;
+    iov.iov_base = (void *) p;
+    iov.iov_len = n;
+    return gn_sendq_writev(&uc->sq, uc->io.fd, &iov, 1, 0);
 }
 
 

@@ -31,6 +31,7 @@
 #include "event.h"
 #include "timer.h"
 #include "log.h"
+#include "sendq.h"
 
 
 /* An upstream server's counters in the shared zone "upstreams", summed
@@ -126,6 +127,7 @@ struct gn_upstream_conn_s {
     unsigned                 connected:1;  /* connect() completed */
     unsigned                 reused:1;     /* came from the pool */
     gn_timer_t               idle;       /* in the pool: its limit */
+    gn_sendq_t               sq;         /* plain writes (sendq.h) */
     gn_upstream_conn_t      *next;       /* the pool, or the free list */
     gn_upstream_conn_t      *prev;
 };

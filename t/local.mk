@@ -240,7 +240,8 @@ GN_INTEG_TESTS = \
     %reldir%/integ/110-gzip.t \
     %reldir%/integ/111-isapi.t \
     %reldir%/integ/112-isapi-specweb99.t \
-    %reldir%/integ/113-isapi-specweb99-load.t
+    %reldir%/integ/113-isapi-specweb99-load.t \
+    %reldir%/integ/114-batch-writes.t
 
 # Test certificates (a CA, ECDSA and RSA server certificates), made at
 # `make check` time: no private key is committed.
