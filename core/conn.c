@@ -637,9 +637,21 @@ gn_conn_linger(gn_conn_t *c)
     u_char    buf[4096];
     ssize_t   n;
     gn_int_t  rc;
+    gn_uint_t shut;
 
-    if (c->tls == NULL && gn_sendq_pending(&c->sq)) {
-        /* the response's last batched bytes, then the FIN */
+    shut = 0;
+
+    if (c->tls != NULL) {
+        if (c->listen->layer->shutdown(c) == GN_AGAIN) {
+            return;                     /* on the next EPOLLOUT */
+        }
+        c->ops = &gn_conn_plain_ops;
+        shut = 1;
+    }
+
+    if (gn_sendq_pending(&c->sq)) {
+        /* the last batched bytes (a response's, TLS's last record), then
+         * the FIN */
         rc = gn_sendq_push(&c->sq);
         if (rc == GN_AGAIN
             && gn_current_msec - c->state_since < GN_LINGER_MAX_MSEC)
@@ -652,14 +664,10 @@ gn_conn_linger(gn_conn_t *c)
             gn_conn_close(c);           /* it gave up: dropped */
             return;
         }
-        (void) shutdown(c->io.fd, SHUT_WR);
+        shut = 1;
     }
 
-    if (c->tls != NULL) {
-        if (c->listen->layer->shutdown(c) == GN_AGAIN) {
-            return;                     /* on the next EPOLLOUT */
-        }
-        c->ops = &gn_conn_plain_ops;
+    if (shut) {
         (void) shutdown(c->io.fd, SHUT_WR);
     }
 
@@ -763,6 +771,11 @@ gn_conn_close(gn_conn_t *c)
     c->proxy = NULL;
     if (c->tls != NULL) {
         c->listen->layer->close(c);
+        /* its last record, batched: out before the close, if it fits */
+        if (gn_sendq_pending(&c->sq)) {
+            (void) gn_sendq_push(&c->sq);
+            gn_sendq_drop(&c->sq);
+        }
     }
     gn_timer_del(&c->timer);
     gn_conn_buf_put(c);

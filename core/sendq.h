@@ -20,8 +20,9 @@
  * The owner (a client connection, an upstream connection) must, before
  * anything else writes to or shuts its socket (sendfile, shutdown,
  * close), gn_sendq_push what is queued; and gn_sendq_drop before the
- * socket is closed or the queue's memory reused. Plain sockets only:
- * TLS writes its records itself.
+ * socket is closed or the queue's memory reused. A client's TLS
+ * records come through here too (tls.c's push function); the TLS client
+ * of upstreams (tls_client.c) writes its own.
  */
 
 #ifndef GN_CORE_SENDQ_H_INCLUDED
@@ -34,7 +35,8 @@
 #include "log.h"
 
 
-#define GN_SENDQ_SMALL  16384       /* a write batched: at most this */
+#define GN_SENDQ_SMALL  (16384 + 512)   /* a write batched: at most this
+                                           (a full TLS record) */
 #define GN_SENDQ_SEGS   4           /* staged pieces a socket a round */
 
 typedef struct gn_sendq_s  gn_sendq_t;

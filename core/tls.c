@@ -34,6 +34,7 @@
 #include "scoreboard.h"
 #include "timer.h"
 #include "log.h"
+#include "sendq.h"
 #include "str.h"
 
 
@@ -2516,26 +2517,26 @@ gn_tls_pull_timeout(gnutls_transport_ptr_t ptr, unsigned int ms)
 }
 
 
-/* A flight or a record; MSG_MORE when the caller said more follows at
- * once (the rest of a response, or the close after the last one). */
+/* A flight or a record, through the connection's batched writes
+ * (sendq.h: a small one goes with the round's); MSG_MORE when the caller
+ * said more follows at once (the rest of a response, or the close after
+ * the last one). */
 static ssize_t
 gn_tls_push(gnutls_transport_ptr_t ptr, const giovec_t *iov, int iovcnt)
 {
     gn_conn_t      *c = ptr;
     gn_tls_conn_t  *t = c->tls;
-    struct msghdr   msg;
     ssize_t         n;
 
-    memset(&msg, 0, sizeof(msg));
-    msg.msg_iov = (struct iovec *) iov;
-    msg.msg_iovlen = (size_t) iovcnt;
+    n = gn_sendq_writev(&c->sq, c->io.fd, (const struct iovec *) iov,
+                        iovcnt, (int) t->more);
 
-    do {
-        n = sendmsg(c->io.fd, &msg, MSG_NOSIGNAL | (t->more ? MSG_MORE : 0));
-    } while (n == -1 && errno == EINTR);
-
-    if (n == -1) {
+    if (n < 0) {
+        if (n == GN_AGAIN) {
+            errno = EAGAIN;
+        }
         gnutls_transport_set_errno(t->session, errno);
+        return -1;
     }
 
     return n;

@@ -20,8 +20,10 @@ use Socket qw(SOL_SOCKET SO_LINGER SO_RCVBUF IPPROTO_TCP TCP_MAXSEG
               pack_sockaddr_in inet_aton);
 use IO::Select;
 use GnTest;
+use GnTLS;
 
 my $t = GnTest->new(timeout => 120);
+GnTLS::init($t);
 
 my $conf = <<'EOF';
 children 1;
@@ -32,6 +34,15 @@ types { text/plain txt; }
 
 server {
     listen 127.0.0.1:%%PORT_0%%;
+    root html;
+    keepalive_requests 10000;
+}
+
+server {
+    listen 127.0.0.1:%%PORT_1%% tls;
+    server_name localhost;
+    tls_certificate %%CERTS%%/localhost-ec.pem;
+    tls_certificate_key %%CERTS%%/localhost-ec.key;
     root html;
     keepalive_requests 10000;
 }
@@ -99,10 +110,11 @@ my $port = $t->port(0);
 # buffer (a loopback MSS of 64 KB makes it hold ~500 KB).
 sub narrow
 {
+    my ($p) = @_;
     my $s = IO::Socket::INET->new(Proto => 'tcp') or return undef;
     setsockopt($s, SOL_SOCKET, SO_RCVBUF, pack('i', 2048));
     setsockopt($s, IPPROTO_TCP, TCP_MAXSEG, pack('i', 1024));
-    CORE::connect($s, pack_sockaddr_in($port, inet_aton('127.0.0.1')))
+    CORE::connect($s, pack_sockaddr_in($p // $port, inet_aton('127.0.0.1')))
         or return undef;
     $s->autoflush(1);
     binmode($s);
@@ -215,6 +227,47 @@ sub six
     $t->write_all($s, $t->request('/s.txt'));
     my $r = $t->read_response($s, \$buf);
     is($r->{body}, "small\n", '... and the connection serves on');
+    close($s);
+}
+
+# Over TLS: records are batched too, and the close_notify goes after the
+# responses' records that wait.
+SKIP: {
+    eval { require IO::Socket::SSL; 1 }
+        or skip('IO::Socket::SSL is not installed', 4);
+    my $from = length $t->error_log;
+    my $s = narrow($t->port(1));
+    IO::Socket::SSL->start_SSL($s, SSL_hostname => 'localhost',
+                               SSL_ca_file => GnTLS::ca(),
+                               SSL_verifycn_name => 'localhost')
+        or skip("TLS handshake: $IO::Socket::SSL::SSL_ERROR", 4);
+    print $s join('', map { $t->request("/m$_.txt", keepalive => 1) } 0 .. 4)
+             . $t->request('/m5.txt');
+    sleep(0.5);
+    ok($t->wait_log(qr/closing with \d+ bytes still to send/, 1, undef,
+                    $from), 'TLS: the close came with records waiting');
+    my ($in, $how) = ('', 'timeout');
+    my $end = time() + GnTest::slow(10);
+    while (time() < $end) {
+        my $n = sysread($s, $in, 65536, length $in);
+        if (defined $n) {
+            if ($n == 0) { $how = 'eof'; last; }
+            next;
+        }
+        if ($!{ECONNRESET}) { $how = 'reset'; last; }
+        IO::Select->new($s)->can_read(0.1) unless $s->pending;
+    }
+    my $good = 0;
+    for my $i (0 .. 5) {
+        my $r = GnTest::_parse_response(\$in, 0, 0) // {};
+        $good++ if body_ok($r, $i);
+    }
+    is($good, 6, 'TLS: every response arrives whole');
+    is($how . ($in eq '' ? '' : ', then ' . length($in) . ' bytes more'),
+       'eof', 'TLS: then the end, no reset');
+    # SSL_RECEIVED_SHUTDOWN: the server's last record went too
+    ok(Net::SSLeay::get_shutdown($s->_get_ssl_object) & 2,
+       'TLS: ... with its close_notify');
     close($s);
 }
 
