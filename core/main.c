@@ -166,6 +166,11 @@ gn_show_version(gn_uint_t full)
 #else
     printf("built without HTTP/2\n");
 #endif
+#if (GN_HAVE_IO_URING)
+    printf("built with io_uring (batch_writes)\n");
+#else
+    printf("built without io_uring (batch_writes)\n");
+#endif
 #ifdef GN_ASAN
     printf("built with AddressSanitizer\n");
 #endif

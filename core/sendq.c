@@ -375,6 +375,13 @@ gn_sendq_flush(void)
         return;
     }
 
+    if (gn_sendq_head == gn_sendq_tail) {
+        /* one socket: its sendmsg is cheaper than a ring's round trip */
+        (void) gn_sendq_push(gn_sendq_head);   /* an error: its next */
+        gn_sendq_used = 0;
+        return;
+    }
+
     n = 0;
     for (q = gn_sendq_head; q != NULL; q = q->next) {
         sqe = io_uring_get_sqe(&gn_sendq_ring);     /* n < ENTRIES */

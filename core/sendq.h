@@ -8,7 +8,8 @@
  * copied into the child's staging area and reported sent at once; the
  * writes of the round go out together, one sendmsg per socket in one
  * io_uring_enter, when the event loop comes back round
- * (gn_event_process calls gn_sendq_flush before it waits).
+ * (gn_event_process calls gn_sendq_flush before it waits); a round that
+ * wrote to one socket only makes its sendmsg directly.
  *
  * What the kernel did not take (the socket was full: a short send, or
  * EAGAIN, for every send is MSG_DONTWAIT) stays behind as the socket's

@@ -24,6 +24,7 @@ use GnTLS;
 
 my $t = GnTest->new(timeout => 120);
 GnTLS::init($t);
+$t->has('io_uring');
 
 my $conf = <<'EOF';
 children 1;

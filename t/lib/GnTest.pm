@@ -225,7 +225,8 @@ sub has
 {
     my ($self, @features) = @_;
     my ($rc, $out, $err) = $self->gannet('-V');
-    my %re = (tls => qr/gnutls/i, pcre2 => qr/pcre2/i);
+    my %re = (tls => qr/gnutls/i, pcre2 => qr/pcre2/i,
+              io_uring => qr/built with io_uring/);
 
     for my $f (@features) {
         my $re = $re{$f} // qr/\Q$f\E/i;
