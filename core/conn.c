@@ -771,11 +771,7 @@ gn_conn_close(gn_conn_t *c)
     c->proxy = NULL;
     if (c->tls != NULL) {
         c->listen->layer->close(c);
-        /* its last record, batched: out before the close, if it fits */
-        if (gn_sendq_pending(&c->sq)) {
-            (void) gn_sendq_push(&c->sq);
-            gn_sendq_drop(&c->sq);
-        }
+        gn_sendq_finish(&c->sq);     /* its last record, if it fits */
     }
     gn_timer_del(&c->timer);
     gn_conn_buf_put(c);

@@ -159,6 +159,26 @@ gn_sendq_keep(gn_sendq_t *q, size_t sent)
 }
 
 
+/* sendmsg(2) of iov[0..n) on fd, again after EINTR: bytes, or -1 with
+ * errno. */
+static ssize_t
+gn_sendq_sendmsg(int fd, const struct iovec *iov, size_t n, gn_uint_t more)
+{
+    struct msghdr  msg;
+    ssize_t        sent;
+
+    memset(&msg, 0, sizeof(msg));
+    msg.msg_iov = (struct iovec *) iov;
+    msg.msg_iovlen = n;
+
+    do {
+        sent = sendmsg(fd, &msg, MSG_NOSIGNAL | (more ? MSG_MORE : 0));
+    } while (sent == -1 && errno == EINTR);
+
+    return sent;
+}
+
+
 /* The backlog out: GN_OK, GN_AGAIN, GN_ERROR (errno). */
 static gn_int_t
 gn_sendq_drain(gn_sendq_t *q)
@@ -188,8 +208,7 @@ gn_sendq_drain(gn_sendq_t *q)
 gn_int_t
 gn_sendq_push(gn_sendq_t *q)
 {
-    struct msghdr  msg;
-    ssize_t        n;
+    ssize_t  n;
 
     if (q->err) {
         errno = q->err;
@@ -197,14 +216,7 @@ gn_sendq_push(gn_sendq_t *q)
     }
 
     if (q->nseg != 0) {
-        memset(&msg, 0, sizeof(msg));
-        msg.msg_iov = q->seg;
-        msg.msg_iovlen = q->nseg;
-
-        do {
-            n = sendmsg(q->fd, &msg,
-                        MSG_NOSIGNAL | (q->more ? MSG_MORE : 0));
-        } while (n == -1 && errno == EINTR);
+        n = gn_sendq_sendmsg(q->fd, q->seg, q->nseg, q->more);
 
         if (n == -1 && errno != EAGAIN && errno != EWOULDBLOCK) {
             q->err = errno;
@@ -218,6 +230,16 @@ gn_sendq_push(gn_sendq_t *q)
     }
 
     return gn_sendq_drain(q);
+}
+
+
+void
+gn_sendq_finish(gn_sendq_t *q)
+{
+    if (gn_sendq_pending(q)) {
+        (void) gn_sendq_push(q);
+        gn_sendq_drop(q);
+    }
 }
 
 
@@ -237,7 +259,6 @@ ssize_t
 gn_sendq_writev(gn_sendq_t *q, int fd, const struct iovec *iov, int n,
     int more)
 {
-    struct msghdr  msg;
     ssize_t        sent;
     size_t         total;
     int            i;
@@ -328,14 +349,7 @@ direct:
         }
     }
 
-    memset(&msg, 0, sizeof(msg));
-    msg.msg_iov = (struct iovec *) iov;
-    msg.msg_iovlen = (size_t) n;
-
-    do {
-        sent = sendmsg(fd, &msg, MSG_NOSIGNAL | (more ? MSG_MORE : 0));
-    } while (sent == -1 && errno == EINTR);
-
+    sent = gn_sendq_sendmsg(fd, iov, (size_t) n, (gn_uint_t) more);
     if (sent >= 0) {
         return sent;
     }

@@ -82,6 +82,10 @@ gn_int_t gn_sendq_push(gn_sendq_t *q);
 /* Forgets q's staged bytes and backlog (its socket is closing). */
 void gn_sendq_drop(gn_sendq_t *q);
 
+/* Its socket closes now: what fits goes (gn_sendq_push, once, without
+ * waiting), the rest is dropped. */
+void gn_sendq_finish(gn_sendq_t *q);
+
 /* The round's staged writes out: one io_uring_enter for all. */
 void gn_sendq_flush(void);
 

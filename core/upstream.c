@@ -562,11 +562,7 @@ gn_upstream_close(gn_upstream_conn_t *uc)
         gn_tls_client_free(uc->tls);
         uc->tls = NULL;
     }
-    if (gn_sendq_pending(&uc->sq)) {
-        /* a tunnel's last bytes: whatever fits now */
-        (void) gn_sendq_push(&uc->sq);
-        gn_sendq_drop(&uc->sq);
-    }
+    gn_sendq_finish(&uc->sq);       /* a tunnel's last bytes, if they fit */
     if (uc->io.fd != -1) {
         (void) close(uc->io.fd);          /* leaves the epoll set too */
         uc->io.fd = -1;
