@@ -77,6 +77,16 @@ gn_sendq_init(gn_uint_t on, gn_log_t *log)
         return GN_ERROR;
     }
 
+    /* the ring entered by its registered index (kernel 5.18), and its
+     * descriptor closed: batching takes none of the child's descriptors
+     * (their budget: gn_child_fd_budget). liburing 2.4's
+     * io_uring_close_ring_fd does the same; the ring is never torn down
+     * (the child exits), which would need the descriptor. */
+    if (io_uring_register_ring_fd(&gn_sendq_ring) == 1) {
+        (void) close(gn_sendq_ring.ring_fd);
+        gn_sendq_ring.ring_fd = -1;
+    }
+
     gn_sendq_on = 1;
 #else
     (void) on;
