@@ -29,12 +29,12 @@ static gn_uint_t    gn_sendq_on;
 static gn_sendq_t  *gn_sendq_head;
 static gn_sendq_t  *gn_sendq_tail;
 static gn_uint_t    gn_sendq_n;          /* queued sockets */
+static size_t       gn_sendq_used;       /* of the staging area */
 static gn_log_t    *gn_sendq_log;        /* the child's */
 
 #if (GN_HAVE_IO_URING)
 static struct io_uring  gn_sendq_ring;
 static u_char          *gn_sendq_area;
-static size_t           gn_sendq_used;
 static struct msghdr    gn_sendq_msgs[GN_SENDQ_ENTRIES];
 #endif
 
@@ -118,7 +118,13 @@ gn_sendq_unlink(gn_sendq_t *q)
     }
     q->prev = q->next = NULL;
     q->nseg = 0;
-    gn_sendq_n--;
+
+    /* the last staged bytes left the area (sent, or copied to a
+     * backlog): it is free again; a push outside the round (a close,
+     * a sendfile) may have taken every socket out of it */
+    if (--gn_sendq_n == 0) {
+        gn_sendq_used = 0;
+    }
 }
 
 
