@@ -8,9 +8,9 @@ FUZZ_CC = clang
 # (AM_CPPFLAGS: the core's compiled-in paths, -DGN_PREFIX and the rest)
 FUZZ_CFLAGS = -fsanitize=fuzzer,address,undefined -g -O1 \
     $(AM_CPPFLAGS) $(GNUTLS_CFLAGS) $(PCRE2_CFLAGS) $(NGHTTP2_CFLAGS) \
-    $(ZLIB_CFLAGS) $(LIBDEFLATE_CFLAGS)
+    $(ZLIB_CFLAGS) $(LIBDEFLATE_CFLAGS) $(LIBURING_CFLAGS)
 FUZZ_LIBS = $(GNUTLS_LIBS) $(PCRE2_LIBS) $(NGHTTP2_LIBS) $(ZLIB_LIBS) \
-    $(LIBDEFLATE_LIBS) $(LIBS) -lpthread
+    $(LIBDEFLATE_LIBS) $(LIBURING_LIBS) $(LIBS) -lpthread
 
 FUZZ_PROGS = \
     %reldir%/fuzz_http_head \
