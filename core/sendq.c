@@ -408,8 +408,7 @@ gn_sendq_flush(void)
     if (gn_sendq_head == gn_sendq_tail) {
         /* one socket: its sendmsg is cheaper than a ring's round trip */
         (void) gn_sendq_push(gn_sendq_head);   /* an error: its next */
-        gn_sendq_used = 0;
-        return;
+        return;                         /* (it left: the area is free) */
     }
 
     n = 0;
@@ -468,7 +467,6 @@ gn_sendq_flush(void)
             gn_sendq_unlink(q);
         }
     }
-
-    gn_sendq_used = 0;
+    /* every socket left the round: gn_sendq_unlink freed the area */
 #endif
 }
