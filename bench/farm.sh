@@ -39,10 +39,31 @@
 # the resumed share of cross (target >= 99 %), cross / reuse (target:
 # within 15 %) and unk-memc / unk-plain (target: within 5 %).
 #
+# Each round also measures the floor: bench/memcrtt.c, on CPU 0 against
+# the same memcached, makes bare lookups (one at a time, then four to a
+# send) and reports its own CPU a lookup; the summary says what ratio
+# that floor alone allows, the least any implementation could reach on
+# this machine.
+#
+# Saturated runs (--clients, --count): the client's processes keep
+# several connections to B in flight, so that B is busy rather than idle
+# between connections (the sequential runs above pay one sleep and
+# wake-up of B's child a connection, and cross one more, for memcached's
+# answer): what a loaded farm member spends.  cross then is a pool run:
+# the sessions are made on A first (setup, while B idles), and the
+# measured part offers each to B once, back to back.  reuse-paced is
+# sequential by nature and is left out of them.
+#
 # Usage: bench/farm.sh [--rounds N] [--duration S] [--gannet PATH]
+#                      [--clients N] [--count K] [--tests "T ..."]
 #                      [--raw FILE] [--keep]
 #   --rounds N     interleaved rounds (default 5; medians are reported)
 #   --duration S   seconds per run (default 5)
+#   --clients N    client processes, N connections in flight (default 1)
+#   --count K      K measured connections a run instead of --duration
+#                  (cross: K sessions made on A, then resumed on B)
+#   --tests LIST   which tests (default: all five; with --clients > 1 or
+#                  --count, all but reuse-paced)
 #   --gannet PATH  gannet binary (default: core/gannet next to this script)
 #   --raw FILE     also write the raw per-run results (TSV) to FILE
 #   --keep         keep the temporary directory (configs, error logs)
@@ -63,10 +84,21 @@ gannet_bin="$here/../core/gannet"
 raw_out=""
 mod_status=${GANNET_MOD_STATUS:-$here/../modules/.libs/mod_status.so}
 memcached_bin=${MEMCACHED:-/usr/bin/memcached}
-tests="cross reuse unk-memc unk-plain reuse-paced"
+tests=""
+clients=1
+count=0
 
 parse_options "--rounds=rounds --duration=duration --gannet=gannet_bin
+               --clients=clients --count=count --tests=tests
                --raw=raw_out --keep=keep:1" "$@"
+
+if [ -z "$tests" ]; then
+    tests="cross reuse unk-memc unk-plain"
+    [ "$clients" = 1 ] && [ "$count" = 0 ] && tests="$tests reuse-paced"
+fi
+# the client's options: -c, and -n COUNT for the measured runs
+load_opts=(-c "$clients")
+[ "$count" != 0 ] && load_opts+=(-n "$count")
 
 require_tools taskset curl perl getconf gcc
 require_two_cpus client
@@ -98,6 +130,13 @@ if ! gcc -O2 -Wall -o "$work/tlsfarm" "$here/tlsfarm.c" -lgnutls \
         2>"$work/tlsfarm.build"; then
     echo "$me: cannot build bench/tlsfarm.c (GnuTLS headers?):" >&2
     cat "$work/tlsfarm.build" >&2
+    exit 1
+fi
+# ... and the floor: one memcached lookup and nothing else
+if ! gcc -O2 -Wall -o "$work/memcrtt" "$here/memcrtt.c" \
+        2>"$work/memcrtt.build"; then
+    echo "$me: cannot build bench/memcrtt.c:" >&2
+    cat "$work/memcrtt.build" >&2
     exit 1
 fi
 
@@ -287,7 +326,7 @@ run_one()
     n0=$(tree_cpu_ns "$root")
     c0=$(cpu0_busy)
     # shellcheck disable=SC2086
-    out=$(taskset -c 1 "$work/tlsfarm" "$d" $args 2>&1)
+    out=$(taskset -c 1 "$work/tlsfarm" "${load_opts[@]}" "$d" $args 2>&1)
     c1=$(cpu0_busy)
     n1=$(tree_cpu_ns "$root")
     t1=$(tree_ticks "$root")
@@ -341,17 +380,36 @@ done
 [ "$ok" = 1 ] || echo "$me: WARNING: a path check failed" >&2
 
 echo "warming up (1 s per test)" >&2
+main_opts=("${load_opts[@]}")
+load_opts=(-c "$clients")               # 1 s each, whatever --count says
 for t in $tests; do
     run_one 0 "$t" 1 quiet
 done
+load_opts=("${main_opts[@]}")
 
 memc_before=$(memc_stats)
 json_before=$(memc_json B)
 
+floors="$work/floors.tsv"
+: >"$floors"
 for r in $(seq 1 "$rounds"); do
     echo "round $r of $rounds" >&2
     for t in $tests; do
         run_one "$r" "$t"
+    done
+    # the floor of a lookup here, in the same round: bench/memcrtt.c on
+    # CPU 0 against the same memcached, one lookup at a time (as the
+    # sequential runs), and four to a send
+    for m in "seq" "batch 4"; do
+        # shellcheck disable=SC2086
+        out=$("$work/memcrtt" "${port[memc]}" $m 2>&1)
+        f=$(perl -ne 'print $1 if /CPU (\S+) us a lookup/' <<<"$out")
+        if [ -n "$f" ]; then
+            printf '%s\t%s\t%s\n' "$r" "${m% *}" "$f" >>"$floors"
+            echo "  round $r floor ($m): $out" >&2
+        else
+            echo "$me: memcrtt $m failed: $out" >&2
+        fi
     done
 done
 
@@ -365,7 +423,13 @@ echo "gannet: $("$gannet_bin" -V 2>&1 | tr '\n' ' ')"
 echo "memcached: $("$memcached_bin" -V 2>&1); client: bench/tlsfarm.c," \
      "GnuTLS $(perl -ne 'print $1 if /define GNUTLS_VERSION "(.*)"/' \
      /usr/include/gnutls/gnutls.h)"
-echo "$rounds interleaved rounds of ${duration} s, medians; B and B0 on CPU 0;" \
+if [ "$count" != 0 ]; then
+    echo "client: $clients processes, $count measured connections a run" \
+         "(cross: $count sessions made on A first, each resumed on B once)"
+else
+    echo "client: $clients process(es), ${duration} s a run"
+fi
+echo "$rounds interleaved rounds, medians; B and B0 on CPU 0;" \
      "client, memcached, A and C on CPU 1; CPU = server utime+stime" \
      "(master + child) / measured connections"
 echo
@@ -378,7 +442,7 @@ echo "memcached's own counters, before: $memc_before"
 echo "                          after:  $memc_after"
 
 perl -e "$bench_pl"'
-    my ($file, $tck) = @ARGV; my (%d, @tests, %seen, %round);
+    my ($file, $tck, $floor_file) = @ARGV; my (%d, @tests, %seen, %round);
     my %name = (
         "cross"     => "resumed on B through memcached (session made on A)",
         "reuse"     => "resumed on B from its shared memory",
@@ -438,10 +502,32 @@ perl -e "$bench_pl"'
         my @pr = map { $round{$_}{$a} / $round{$_}{$b} }
                  grep { $round{$_}{$a} && $round{$_}{$b} } sort keys %round;
         my $mr = med(@pr);
-        printf "%s / %s CPU per connection: %.3f (ratio of medians), %.3f (median of per-round ratios: %s)%s\n",
+        my $rs = med(@{$d{$a}{ns}}) / med(@{$d{$b}{ns}});
+        printf "%s / %s CPU per connection: %.3f (ratio of medians), %.3f (median of per-round ratios: %s); by schedstat %.3f%s\n",
             $a, $b, $rm, $mr, join(" ", map { sprintf "%.3f", $_ } @pr),
+            $rs,
             !$tol ? " (control, no target)"
             : sprintf(": target within %d %%: %s", $tol * 100,
                       abs($rm - 1) <= $tol ? "met" : "NOT MET");
     }
-' "$results" "$clk_tck"
+    if (open my $ff, "<", $floor_file) {
+        my %f;
+        while (<$ff>) { chomp; my ($r, $m, $us) = split /\t/; push @{$f{$m}}, $us }
+        print "\nThe floor: one memcached lookup and nothing else (bench/memcrtt.c",
+              " on CPU 0, the same memcached; median of the rounds):",
+              " the least any implementation pays a lookup here\n";
+        for my $m (sort keys %f) {
+            my $us = med(@{$f{$m}});
+            printf "  %s: %.2f us CPU a lookup (%s)\n", $m eq "seq"
+                ? "one at a time" : "four to a send", $us,
+                join(" ", map { sprintf "%.2f", $_ } @{$f{$m}});
+            for my $p (["cross", "reuse", 0.15], ["unk-memc", "unk-plain", 0.05]) {
+                my ($a, $b, $tol) = @$p;
+                next unless $d{$a} && $d{$b};
+                my $base = med(@{$d{$b}{ns}});
+                printf "    %s / %s can be no lower than (%.1f + %.2f) / %.1f = %.3f (target %.2f)\n",
+                    $a, $b, $base, $us, $base, ($base + $us) / $base, 1 + $tol;
+            }
+        }
+    }
+' "$results" "$clk_tck" "$floors"
