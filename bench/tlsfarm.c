@@ -238,7 +238,7 @@ tf_run(const char *mode, int pa, int pb, double secs, unsigned long count,
             tf_count(setup, rc);
             if (rc == 0) {
                 npool++;
-            } else if (rc > 0 || setup->failed > 100) {
+            } else if (setup->failed > 100) {
                 fprintf(stderr, "tlsfarm: A's handshakes fail\n");
                 return -1;
             }
@@ -300,8 +300,10 @@ main(int argc, char **argv)
     double           secs, took = 0, t0;
     pid_t            pid;
     int              pa, pb, rc, opt, procs = 1, i, ready[2], go[2], res[2];
-    int              status, ok = 1;
-    char             b;
+    int              status, ok = 1, n;
+    char             b, line[256];
+    unsigned long    v[6];
+    FILE            *rf;
 
     while ((opt = getopt(argc, argv, "c:n:")) != -1) {
         switch (opt) {
@@ -346,85 +348,75 @@ main(int argc, char **argv)
         return 1;
     }
 
-    if (procs == 1 && count == 0) {
-        if (tf_run(mode, pa, pb, secs, 0, -1, -1, &m, &setup, &took) != 0) {
+    /* procs processes, each with its share of count; all start their
+     * measured part together, when the last is ready */
+    if (pipe(ready) == -1 || pipe(go) == -1 || pipe(res) == -1) {
+        perror("tlsfarm: pipe");
+        return 1;
+    }
+    for (i = 0; i < procs; i++) {
+        share = count / procs + ((unsigned long) i < count % procs);
+        pid = fork();
+        if (pid == -1) {
+            perror("tlsfarm: fork");
             return 1;
         }
-
-    } else {
-        /* procs processes, each with its share of count; all start their
-         * measured part together, when the last is ready */
-        if (pipe(ready) == -1 || pipe(go) == -1 || pipe(res) == -1) {
-            perror("tlsfarm: pipe");
-            return 1;
-        }
-        for (i = 0; i < procs; i++) {
-            share = count / procs + ((unsigned long) i < count % procs);
-            pid = fork();
-            if (pid == -1) {
-                perror("tlsfarm: fork");
-                return 1;
-            }
-            if (pid == 0) {
-                close(ready[0]);
-                close(go[1]);
-                close(res[0]);
-                memset(&cm, 0, sizeof(cm));
-                memset(&cs, 0, sizeof(cs));
-                rc = tf_run(mode, pa, pb, secs, share, ready[1], go[0],
-                            &cm, &cs, &took);
-                if (rc == 0) {
-                    /* under PIPE_BUF: one write, never interleaved */
-                    char line[256];
-                    int  n = snprintf(line, sizeof(line),
-                                      "%lu %lu %lu %lu %lu %lu\n",
-                                      cm.conns, cm.resumed, cm.full,
-                                      cm.failed, cs.conns, cs.failed);
-                    if (write(res[1], line, (size_t) n) != n) {
-                        rc = -1;
-                    }
-                } else {
-                    b = 1;              /* let the others go */
-                    (void) write(ready[1], &b, 1);
+        if (pid == 0) {
+            close(ready[0]);
+            close(go[1]);
+            close(res[0]);
+            memset(&cm, 0, sizeof(cm));
+            memset(&cs, 0, sizeof(cs));
+            rc = tf_run(mode, pa, pb, secs, share, ready[1], go[0],
+                        &cm, &cs, &took);
+            if (rc == 0) {
+                /* under PIPE_BUF: one write, never interleaved */
+                n = snprintf(line, sizeof(line), "%lu %lu %lu %lu %lu %lu\n",
+                             cm.conns, cm.resumed, cm.full, cm.failed,
+                             cs.conns, cs.failed);
+                if (write(res[1], line, (size_t) n) != n) {
+                    rc = -1;
                 }
-                _exit(rc == 0 ? 0 : 1);
+            } else {
+                b = 1;              /* let the others go */
+                (void) write(ready[1], &b, 1);
             }
+            _exit(rc == 0 ? 0 : 1);
         }
-        close(ready[1]);
-        close(go[0]);
-        close(res[1]);
-        for (i = 0; i < procs; i++) {
-            if (read(ready[0], &b, 1) != 1) {
-                break;
-            }
+    }
+    close(ready[1]);
+    close(go[0]);
+    close(res[1]);
+    for (i = 0; i < procs; i++) {
+        if (read(ready[0], &b, 1) != 1) {
+            break;
         }
-        t0 = tf_now();
-        close(go[1]);                   /* go */
+    }
+    t0 = tf_now();
+    close(go[1]);                   /* go */
 
-        FILE *rf = fdopen(res[0], "r");
-        unsigned long v[6];
-        while (rf != NULL
-               && fscanf(rf, "%lu %lu %lu %lu %lu %lu", &v[0], &v[1], &v[2],
-                         &v[3], &v[4], &v[5]) == 6)
+    rf = fdopen(res[0], "r");
+    while (rf != NULL
+           && fscanf(rf, "%lu %lu %lu %lu %lu %lu", &v[0], &v[1], &v[2],
+                     &v[3], &v[4], &v[5]) == 6)
+    {
+        m.conns += v[0];
+        m.resumed += v[1];
+        m.full += v[2];
+        m.failed += v[3];
+        setup.conns += v[4];
+        setup.failed += v[5];
+    }
+    took = tf_now() - t0;
+    for (i = 0; i < procs; i++) {
+        if (wait(&status) == -1 || !WIFEXITED(status)
+            || WEXITSTATUS(status) != 0)
         {
-            m.conns += v[0];
-            m.resumed += v[1];
-            m.full += v[2];
-            m.failed += v[3];
-            setup.conns += v[4];
-            setup.failed += v[5];
+            ok = 0;
         }
-        took = tf_now() - t0;
-        for (i = 0; i < procs; i++) {
-            if (wait(&status) == -1 || !WIFEXITED(status)
-                || WEXITSTATUS(status) != 0)
-            {
-                ok = 0;
-            }
-        }
-        if (!ok) {
-            fprintf(stderr, "tlsfarm: a client process failed\n");
-        }
+    }
+    if (!ok) {
+        fprintf(stderr, "tlsfarm: a client process failed\n");
     }
 
     printf("connections %lu resumed %lu full %lu failed %lu setup %lu "
@@ -438,9 +430,9 @@ main(int argc, char **argv)
 
 usage:
 
-    fprintf(stderr, "usage: tlsfarm [-c PROCS] [-n COUNT] SECONDS cross PORT_A PORT_B\n"
-            "       tlsfarm [-c PROCS] [-n COUNT] SECONDS reuse PORT_B\n"
-            "       tlsfarm [-c PROCS] [-n COUNT] SECONDS unknown PORT_C PORT_B\n"
-            "       tlsfarm [-c PROCS] [-n COUNT] SECONDS paced PORT_A PORT_B\n");
+    fprintf(stderr, "usage: tlsfarm [-c PROCS] [-n COUNT] SECONDS MODE PORTS, "
+            "MODE PORTS one of\n"
+            "       cross PORT_A PORT_B | reuse PORT_B | "
+            "unknown PORT_C PORT_B | paced PORT_A PORT_B\n");
     return 2;
 }
