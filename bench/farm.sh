@@ -125,20 +125,10 @@ sh "$here/../t/mkcerts.sh" "$certs" || exit 1
 printf 'ok\n' >"$doc/index.html"
 chmod 644 "$doc"/*
 
-# The client, built as tls.sh builds its C helpers: gcc into $work.
-if ! gcc -O2 -Wall -o "$work/tlsfarm" "$here/tlsfarm.c" -lgnutls \
-        2>"$work/tlsfarm.build"; then
-    echo "$me: cannot build bench/tlsfarm.c (GnuTLS headers?):" >&2
-    cat "$work/tlsfarm.build" >&2
-    exit 1
-fi
-# ... and the floor: one memcached lookup and nothing else
-if ! gcc -O2 -Wall -o "$work/memcrtt" "$here/memcrtt.c" \
-        2>"$work/memcrtt.build"; then
-    echo "$me: cannot build bench/memcrtt.c:" >&2
-    cat "$work/memcrtt.build" >&2
-    exit 1
-fi
+# The client (GnuTLS), and the floor: one memcached lookup and nothing
+# else; gcc into $work
+build_c tlsfarm -lgnutls
+build_c memcrtt
 
 # --- memcached ----------------------------------------------------------------
 
@@ -494,7 +484,8 @@ perl -e "$bench_pl"'
         printf "cross: resumed share %.2f %% (%d of %d): target >= 99 %%: %s\n",
             $share, $c->{res}, $c->{n}, $share >= 99 ? "met" : "NOT MET";
     }
-    for my $p (["cross", "reuse", 0.15], ["unk-memc", "unk-plain", 0.05],
+    my @targets = (["cross", "reuse", 0.15], ["unk-memc", "unk-plain", 0.05]);
+    for my $p (@targets,
                ["cross", "reuse-paced", 0], ["reuse-paced", "reuse", 0]) {
         my ($a, $b, $tol) = @$p;
         next unless $d{$a} && $d{$b};
@@ -521,7 +512,7 @@ perl -e "$bench_pl"'
             printf "  %s: %.2f us CPU a lookup (%s)\n", $m eq "seq"
                 ? "one at a time" : "four to a send", $us,
                 join(" ", map { sprintf "%.2f", $_ } @{$f{$m}});
-            for my $p (["cross", "reuse", 0.15], ["unk-memc", "unk-plain", 0.05]) {
+            for my $p (@targets) {
                 my ($a, $b, $tol) = @$p;
                 next unless $d{$a} && $d{$b};
                 my $base = med(@{$d{$b}{ns}});

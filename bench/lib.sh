@@ -74,6 +74,22 @@ parse_options()
 }
 
 
+# build_c NAME [GCC ARGS...]: bench/NAME.c compiled with gcc -O2 -Wall
+# into $work/NAME (its errors in $work/NAME.build); exit 1, with the
+# errors, when it does not build.
+build_c()
+{
+    local name=$1
+    shift
+    if ! gcc -O2 -Wall -o "$work/$name" "$here/$name.c" "$@" \
+            2>"$work/$name.build"; then
+        echo "$me: cannot build bench/$name.c:" >&2
+        cat "$work/$name.build" >&2
+        exit 1
+    fi
+}
+
+
 # require_tools TOOL...: exit 1 with "$me: TOOL not found" unless every
 # TOOL is on the PATH.
 require_tools()

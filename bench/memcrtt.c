@@ -98,8 +98,13 @@ await(int ep, int fd, int answers, char *buf, size_t size)
         }
         for ( ;; ) {
             k = recv(fd, buf + have, size - have, MSG_DONTWAIT);
-            if (k <= 0) {
-                break;
+            if (k == 0 || have == size) {
+                fprintf(stderr, "memcrtt: memcached closed, or an answer "
+                        "too long\n");
+                exit(1);
+            }
+            if (k == -1) {
+                break;                  /* empty for now */
             }
             have += (size_t) k;
         }

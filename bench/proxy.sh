@@ -81,12 +81,7 @@ if [ "$fastcgi" = 1 ]; then
     1k:*) ;;
     *) echo "proxy.sh: --fastcgi has the load 1k only" >&2; exit 1 ;;
     esac
-    if ! gcc -O2 -Wall -o "$work/fcgi_responder" "$here/fcgi_responder.c" \
-            2>"$work/fcgi_responder.build"; then
-        echo "proxy.sh: cannot build bench/fcgi_responder.c:" >&2
-        cat "$work/fcgi_responder.build" >&2
-        exit 1
-    fi
+    build_c fcgi_responder
     spawn_server backend 1 "$work/backend.out" \
         "$work/fcgi_responder" "$bport" 1024
 else
